@@ -1,0 +1,222 @@
+//! Enqueue-side active queue management: decides, for an arriving packet,
+//! whether it is queued as is, queued with CE set, or dropped. An AQM never
+//! owns the FIFO or the counters; the [`crate::port::Port`] does.
+
+use crate::config::{Aqm as AqmCfg, DctcpStep, RedAction, RedCfg};
+use crate::units::QSize;
+use dcsim_engine::{Dur, Rng, SimTime};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Enqueue,
+    Mark,
+    Drop,
+}
+
+/// What the AQM sees of the queue when a packet arrives (the packet itself
+/// not yet counted).
+#[derive(Clone, Copy, Debug)]
+pub struct QueueView {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+impl QueueView {
+    fn in_unit(self, q: QSize) -> (u64, u64) {
+        match q {
+            QSize::Packets(n) => (self.packets, n),
+            QSize::Bytes(n) => (self.bytes, n),
+        }
+    }
+}
+
+pub enum Aqm {
+    DropTail,
+    /// DCTCP step marking (RFC 8257 §3.1; as in the ns-2 DCTCP patch, RED with
+    /// q_weight 1 and min = max = K): mark CE on an ECT packet when the queue
+    /// it finds on arrival holds at least K. Non-ECT packets are not dropped
+    /// by the marker (they are subject to tail drop only).
+    Step { k: QSize },
+    Red(Red),
+}
+
+impl Aqm {
+    pub fn new(cfg: &AqmCfg, mean_tx_time: Dur, rng: Rng) -> Aqm {
+        match cfg {
+            AqmCfg::Droptail => Aqm::DropTail,
+            AqmCfg::Dctcp(DctcpStep { k }) => Aqm::Step { k: *k },
+            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action }) => {
+                let (min, max) = match (min_th, max_th) {
+                    (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a as f64, *b as f64),
+                    _ => unreachable!("validated: same unit"),
+                };
+                Aqm::Red(Red {
+                    bytes: matches!(min_th, QSize::Bytes(_)),
+                    min,
+                    max,
+                    max_p: *max_p,
+                    weight: *weight,
+                    gentle: *gentle,
+                    action: *action,
+                    avg: 0.0,
+                    count: -1,
+                    idle_since: Some(SimTime::ZERO),
+                    mean_tx_time,
+                    rng,
+                })
+            }
+        }
+    }
+
+    #[inline]
+    pub fn on_enqueue(&mut self, now: SimTime, q: QueueView, ect: bool) -> Verdict {
+        match self {
+            Aqm::DropTail => Verdict::Enqueue,
+            Aqm::Step { k } => {
+                let (len, k) = q.in_unit(*k);
+                if ect && len >= k {
+                    Verdict::Mark
+                } else {
+                    Verdict::Enqueue
+                }
+            }
+            Aqm::Red(red) => red.on_enqueue(now, q, ect),
+        }
+    }
+
+    /// The queue became empty at `now` (RED's idle-time correction).
+    #[inline]
+    pub fn on_idle(&mut self, now: SimTime) {
+        if let Aqm::Red(red) = self {
+            red.idle_since = Some(now);
+        }
+    }
+
+    /// RED's average queue estimate (for tests and traces).
+    pub fn red_avg(&self) -> Option<f64> {
+        match self {
+            Aqm::Red(r) => Some(r.avg),
+            _ => None,
+        }
+    }
+}
+
+/// Random Early Detection, S. Floyd and V. Jacobson, "Random Early Detection
+/// Gateways for Congestion Avoidance", IEEE/ACM ToN 1993, §4 (with "gentle"
+/// from Floyd's 2000 note and ECN marking per RFC 3168 §7).
+pub struct Red {
+    bytes: bool,
+    min: f64,
+    max: f64,
+    max_p: f64,
+    weight: f64,
+    gentle: bool,
+    action: RedAction,
+    avg: f64,
+    /// Packets since the last mark/drop (-1 below min_th), as in the paper.
+    count: i64,
+    idle_since: Option<SimTime>,
+    /// Transmission time of a typical (full-sized) packet, for idle decay.
+    mean_tx_time: Dur,
+    rng: Rng,
+}
+
+impl Red {
+    fn on_enqueue(&mut self, now: SimTime, q: QueueView, ect: bool) -> Verdict {
+        let qlen = if self.bytes { q.bytes as f64 } else { q.packets as f64 };
+        match self.idle_since.take() {
+            Some(t0) if qlen == 0.0 => {
+                // The queue was idle: decay avg as if m small packets had been
+                // served during the idle time.
+                let m = now.since(t0).ps() as f64 / self.mean_tx_time.ps().max(1) as f64;
+                self.avg *= (1.0 - self.weight).powf(m);
+            }
+            _ => self.avg += self.weight * (qlen - self.avg),
+        }
+        let avg = self.avg;
+        let forced = if self.gentle { avg >= 2.0 * self.max } else { avg >= self.max };
+        let congest = if forced {
+            self.count = 0;
+            true
+        } else if avg >= self.min {
+            self.count += 1;
+            let pb = if avg < self.max {
+                self.max_p * (avg - self.min) / (self.max - self.min)
+            } else {
+                // gentle region between max_th and 2*max_th
+                self.max_p + (1.0 - self.max_p) * (avg - self.max) / self.max
+            };
+            let denom = 1.0 - self.count as f64 * pb;
+            let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+            if self.rng.next_f64() < pa {
+                self.count = 0;
+                true
+            } else {
+                false
+            }
+        } else {
+            self.count = -1;
+            false
+        };
+        if !congest {
+            Verdict::Enqueue
+        } else if self.action == RedAction::Mark && ect {
+            Verdict::Mark
+        } else {
+            Verdict::Drop
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcsim_engine::StreamId;
+
+    #[test]
+    fn step_marks_at_k_and_only_ect() {
+        let mut a = Aqm::new(&AqmCfg::Dctcp(DctcpStep { k: QSize::Packets(65) }), Dur::ZERO, Rng::from_seed_u64(1));
+        let q = |p| QueueView { packets: p, bytes: p * 1500 };
+        assert_eq!(a.on_enqueue(SimTime(0), q(64), true), Verdict::Enqueue);
+        assert_eq!(a.on_enqueue(SimTime(0), q(65), true), Verdict::Mark);
+        assert_eq!(a.on_enqueue(SimTime(0), q(65), false), Verdict::Enqueue);
+    }
+
+    #[test]
+    fn red_average_follows_ewma_and_marks_between_thresholds() {
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark });
+        let mut a = Aqm::new(&cfg, Dur::from_ns(1200), Rng::stream(1, StreamId { kind: 0, index: 0 }));
+        let q = |p| QueueView { packets: p, bytes: p * 1500 };
+        // avg: 0 -> 5 -> 7.5 -> ... converging to 10 (half-way): some marks, some not.
+        a.on_enqueue(SimTime(1), q(10), true);
+        assert!((a.red_avg().unwrap() - 5.0).abs() < 1e-12);
+        let mut marks = 0;
+        for _ in 0..1000 {
+            if a.on_enqueue(SimTime(1), q(10), true) == Verdict::Mark {
+                marks += 1;
+            }
+        }
+        // pb = 0.05 with count spreading: between 1/20 and 2/20 of arrivals.
+        assert!((40..=110).contains(&marks), "marks = {marks}");
+        // Above max_th everything is marked; a non-ECT packet is dropped.
+        for _ in 0..20 {
+            a.on_enqueue(SimTime(1), q(40), true);
+        }
+        assert_eq!(a.on_enqueue(SimTime(1), q(40), true), Verdict::Mark);
+        assert_eq!(a.on_enqueue(SimTime(1), q(40), false), Verdict::Drop);
+    }
+
+    #[test]
+    fn red_idle_time_decays_the_average() {
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop });
+        let mut a = Aqm::new(&cfg, Dur::from_ns(1000), Rng::from_seed_u64(1));
+        for _ in 0..100 {
+            a.on_enqueue(SimTime(0), QueueView { packets: 10, bytes: 0 }, true);
+        }
+        let before = a.red_avg().unwrap();
+        a.on_idle(SimTime(0));
+        // 10 packet-times idle: avg *= 0.9^10.
+        a.on_enqueue(SimTime(10_000_000), QueueView { packets: 0, bytes: 0 }, true);
+        assert!((a.red_avg().unwrap() - before * 0.9f64.powi(10)).abs() < 1e-9);
+    }
+}

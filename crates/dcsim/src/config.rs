@@ -1,0 +1,941 @@
+//! The scenario schema: what a user writes (TOML, or the same structure as a
+//! Python dict / JSON), its defaults, and its validation.
+//!
+//! Rust owns the schema. Unknown keys are rejected (`deny_unknown_fields`),
+//! quantities need units (see [`crate::units`]), and [`Scenario::validate`]
+//! checks everything that would make a run meaningless *before* anything
+//! runs. Every error names the key path, the bad value and what is allowed.
+
+use crate::units::{Bytes, DurV, FlowSize, QSize, RateV};
+use dcsim_engine::Dur;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// A scenario rejected before running: the key path, and what is wrong there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+impl std::error::Error for ConfigError {}
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError { path: path.into(), message: message.into() }
+}
+
+// ---- tagged enums ------------------------------------------------------------
+//
+// Variants are chosen by a `type` key. serde's internally tagged enums buffer
+// their content and lose the key path of errors inside a variant, so these
+// enums deserialize through `tagged()`, which carries the inner path out in
+// the error text; `split_nested` puts it back together.
+
+const NESTED: char = '\u{1}';
+
+/// Join an outer key path with a nested error of the form "\u{1}inner\u{1}message".
+fn split_nested(outer: &str, msg: &str) -> (String, String) {
+    match msg.strip_prefix(NESTED).and_then(|rest| rest.split_once(NESTED)) {
+        Some((inner, m)) => {
+            let path = match (outer, inner) {
+                (".", i) | ("", i) => i.to_string(),
+                (o, ".") | (o, "") => o.to_string(),
+                (o, i) if i.starts_with('[') => format!("{o}{i}"),
+                (o, i) => format!("{o}.{i}"),
+            };
+            (path, m.to_string())
+        }
+        None => (outer.to_string(), msg.to_string()),
+    }
+}
+
+pub(crate) fn tagged<'de, D, T>(
+    d: D,
+    what: &str,
+    variants: &[(&str, fn(serde_json::Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>)],
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    let mut v = serde_json::Value::deserialize(d)?;
+    let names: Vec<String> = variants.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let obj = v.as_object_mut().ok_or_else(|| D::Error::custom(format!("expected a table with a \"type\" key ({})", names.join(", "))))?;
+    let tag = match obj.remove("type") {
+        Some(serde_json::Value::String(t)) => t,
+        Some(other) => {
+            return Err(D::Error::custom(format!("{NESTED}type{NESTED}invalid {what} type {other}: expected one of {}", names.join(", "))))
+        }
+        None => return Err(D::Error::custom(format!("missing key \"type\": the {what} type, one of {}", names.join(", ")))),
+    };
+    let (_, build) = variants.iter().find(|(n, _)| *n == tag).ok_or_else(|| {
+        D::Error::custom(format!("{NESTED}type{NESTED}unknown {what} type {tag:?}: expected one of {}", names.join(", ")))
+    })?;
+    build(v).map_err(|e| {
+        let (path, msg) = split_nested(&e.path().to_string(), &e.into_inner().to_string());
+        D::Error::custom(format!("{NESTED}{path}{NESTED}{msg}"))
+    })
+}
+
+macro_rules! tagged_deserialize {
+    ($enum:ident, $what:literal, { $($name:literal => $([$unit:ident])? $($variant:ident)?),* $(,)? }) => {
+        impl<'de> Deserialize<'de> for $enum {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                tagged(d, $what, &[$(($name, |v| {
+                    $(
+                        #[derive(Deserialize)]
+                        #[serde(deny_unknown_fields)]
+                        struct Empty {}
+                        let _: Empty = serde_path_to_error::deserialize(v)?;
+                        Ok($enum::$unit)
+                    )?
+                    $( serde_path_to_error::deserialize(v).map($enum::$variant) )?
+                })),*])
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub run: RunCfg,
+    pub topology: Topology,
+    #[serde(default)]
+    pub link: LinkCfg,
+    #[serde(default)]
+    pub switch: SwitchCfg,
+    #[serde(default)]
+    pub host: HostCfg,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+    #[serde(default)]
+    pub workload: Vec<Workload>,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunCfg {
+    /// Master seed: every random stream derives from it.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated time at which the run stops. Required with long-lived flows.
+    #[serde(default)]
+    pub duration: Option<DurV>,
+    /// Stop as soon as every finite workload has completed.
+    #[serde(default = "yes")]
+    pub stop_when_done: bool,
+}
+impl Default for RunCfg {
+    fn default() -> Self {
+        RunCfg { seed: 1, duration: None, stop_when_done: true }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Topology {
+    Star(Star),
+    Dumbbell(Dumbbell),
+}
+tagged_deserialize!(Topology, "topology", { "star" => Star, "dumbbell" => Dumbbell });
+
+/// `hosts` hosts on one switch; host i is attached to switch port i.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Star {
+    pub hosts: u32,
+    pub link_rate: RateV,
+    pub link_delay: DurV,
+}
+
+/// Senders 0..S-1 on the left switch, receivers S..S+R-1 on the right
+/// switch, one bottleneck link between the two switches.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    pub senders: u32,
+    pub receivers: u32,
+    pub access_rate: RateV,
+    pub access_delay: DurV,
+    pub bottleneck_rate: RateV,
+    pub bottleneck_delay: DurV,
+}
+
+impl Topology {
+    pub fn num_hosts(&self) -> u32 {
+        match self {
+            Topology::Star(t) => t.hosts,
+            Topology::Dumbbell(t) => t.senders.saturating_add(t.receivers),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    /// IP MTU in bytes (the Ethernet payload). 1500 by default; jumbo up to 9000+.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Count the 8-byte preamble+SFD and 12-byte inter-frame gap on the wire.
+    #[serde(default)]
+    pub preamble_ifg: bool,
+}
+impl Default for LinkCfg {
+    fn default() -> Self {
+        LinkCfg { mtu: default_mtu(), preamble_ifg: false }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchCfg {
+    /// Delay between a frame being fully received and it being queued at the
+    /// egress port (store-and-forward plus lookup).
+    #[serde(default)]
+    pub forwarding_latency: DurV,
+    /// Capacity of each switch egress queue (waiting frames, not the one on the wire).
+    #[serde(default = "default_switch_buffer")]
+    pub buffer: QSize,
+    /// Admission / marking on enqueue at every switch egress port.
+    #[serde(default)]
+    pub aqm: Aqm,
+}
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        SwitchCfg { forwarding_latency: DurV(Dur::ZERO), buffer: default_switch_buffer(), aqm: Aqm::default() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Aqm {
+    /// Drop arrivals when the queue is full.
+    #[default]
+    Droptail,
+    /// DCTCP step marking (RFC 8257 §3.1).
+    Dctcp(DctcpStep),
+    /// Classic RED (Floyd & Jacobson 1993) with optional gentle mode.
+    Red(RedCfg),
+}
+tagged_deserialize!(Aqm, "aqm", { "droptail" => [Droptail], "dctcp" => Dctcp, "red" => Red });
+
+/// Mark CE when the queue found on arrival holds at least `k`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpStep {
+    pub k: QSize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedCfg {
+    pub min_th: QSize,
+    pub max_th: QSize,
+    #[serde(default = "default_max_p")]
+    pub max_p: f64,
+    #[serde(default = "default_red_weight")]
+    pub weight: f64,
+    #[serde(default = "yes")]
+    pub gentle: bool,
+    /// "mark": set CE on ECN-capable packets (drop the others); "drop": always drop.
+    #[serde(default)]
+    pub action: RedAction,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedAction {
+    #[default]
+    Mark,
+    Drop,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    /// Host NIC egress queue. "unlimited" (default, as in the thesis' Table 4:
+    /// overflows only at switches) or a size like "1000pkt".
+    #[serde(default)]
+    pub nic_buffer: NicBuffer,
+}
+impl Default for HostCfg {
+    fn default() -> Self {
+        HostCfg { nic_buffer: NicBuffer::default() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum NicBuffer {
+    #[default]
+    Unlimited,
+    Limited(QSize),
+}
+impl Serialize for NicBuffer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            NicBuffer::Unlimited => s.serialize_str("unlimited"),
+            NicBuffer::Limited(q) => q.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for NicBuffer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "unlimited" {
+            return Ok(NicBuffer::Unlimited);
+        }
+        QSize::parse(&s).map(NicBuffer::Limited).map_err(|e| serde::de::Error::custom(format!("{e}; or \"unlimited\"")))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    /// NewReno (RFC 5681, RFC 6582), SACK loss recovery (RFC 6675) when negotiated.
+    Newreno,
+    /// DCTCP (RFC 8257) on top of the same loss recovery.
+    Dctcp,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoFormula {
+    /// RFC 6298: RTO = SRTT + max(G, 4*RTTVAR), G the clock granularity.
+    Rfc6298,
+    /// BSD/FreeBSD: RTO = SRTT + 4*RTTVAR (no granularity term).
+    Bsd,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAck {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Acknowledge at least every `count` full-sized segments.
+    #[serde(default = "two")]
+    pub count: u32,
+    /// Send a held ACK after this long.
+    #[serde(default = "default_delack_timeout")]
+    pub timeout: DurV,
+}
+impl Default for DelayedAck {
+    fn default() -> Self {
+        DelayedAck { enabled: false, count: 2, timeout: default_delack_timeout() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfg {
+    #[serde(default = "default_cc")]
+    pub cc: CongestionControl,
+    /// ECN negotiation (RFC 3168). DCTCP always uses ECN.
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default = "yes")]
+    pub sack: bool,
+    #[serde(default = "yes")]
+    pub timestamps: bool,
+    #[serde(default = "yes")]
+    pub window_scale: bool,
+    /// Initial congestion window in segments (RFC 6928 default 10).
+    #[serde(default = "default_iw")]
+    pub initial_cwnd: u32,
+    #[serde(default = "default_min_rto")]
+    pub min_rto: DurV,
+    #[serde(default = "default_initial_rto")]
+    pub initial_rto: DurV,
+    #[serde(default = "default_max_rto")]
+    pub max_rto: DurV,
+    /// Granularity G of the clock used to time RTT samples and timestamps.
+    #[serde(default = "default_granularity")]
+    pub rtt_granularity: DurV,
+    #[serde(default = "default_rto_formula")]
+    pub rto_formula: RtoFormula,
+    #[serde(default = "three")]
+    pub dupthresh: u32,
+    /// Limited transmit (RFC 3042).
+    #[serde(default = "yes")]
+    pub limited_transmit: bool,
+    #[serde(default)]
+    pub delayed_ack: DelayedAck,
+    #[serde(default)]
+    pub nagle: bool,
+    /// Receive buffer: the advertised window (the application reads at once).
+    #[serde(default = "default_rcv_buffer")]
+    pub rcv_buffer: Bytes,
+    /// DCTCP EWMA gain g.
+    #[serde(default = "default_dctcp_g")]
+    pub dctcp_g: f64,
+    /// DCTCP alpha before the first update (RFC 8257 suggests 1).
+    #[serde(default = "one_f")]
+    pub dctcp_alpha_init: f64,
+}
+impl Default for TcpCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("defaults deserialize")
+    }
+}
+
+impl TcpCfg {
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn || self.cc == CongestionControl::Dctcp
+    }
+}
+
+/// A set of host indices: `3`, `[0, 2, 5]` or `"0..8"` (end exclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSet(pub Vec<u32>);
+
+impl Serialize for HostSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+impl<'de> Deserialize<'de> for HostSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(u32),
+            Many(Vec<u32>),
+            Range(String),
+        }
+        let bad = |s: &str| {
+            serde::de::Error::custom(format!(
+                "invalid host set {s:?}: expected a host index like 3, a list like [0, 2], or a range like \"0..8\" (end excluded)"
+            ))
+        };
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("invalid host set: expected a host index like 3, a list like [0, 2], or a range like \"0..8\" (end excluded)"))? {
+            Raw::One(h) => Ok(HostSet(vec![h])),
+            Raw::Many(v) => Ok(HostSet(v)),
+            Raw::Range(s) => {
+                let (a, b) = s.split_once("..").ok_or_else(|| bad(&s))?;
+                let a: u32 = a.trim().parse().map_err(|_| bad(&s))?;
+                let b: u32 = b.trim().parse().map_err(|_| bad(&s))?;
+                if b <= a || b - a > 1_000_000 {
+                    return Err(bad(&s));
+                }
+                Ok(HostSet((a..b).collect()))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Every source sends to every destination (pairs with src == dst skipped).
+    #[default]
+    All,
+    /// The i-th source sends to the i-th destination.
+    Zip,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: FlowSize,
+    #[serde(default)]
+    pub start: DurV,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Workload {
+    Bulk(Bulk),
+    Flows(Flows),
+    Incast(Incast),
+}
+tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast });
+
+/// Bulk transfers: one TCP connection per (src, dst) pair, iperf-like when
+/// `size = "inf"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bulk {
+    pub src: HostSet,
+    pub dst: HostSet,
+    pub size: FlowSize,
+    #[serde(default)]
+    pub start: DurV,
+    /// Flow k (in generation order) starts at start + k * stagger.
+    #[serde(default)]
+    pub stagger: DurV,
+    #[serde(default)]
+    pub pairing: Pairing,
+}
+
+/// An explicit flow list (the Python front end also fills it from CSV or
+/// Parquet files with columns src, dst, bytes, start).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flows {
+    pub flows: Vec<FlowSpec>,
+}
+
+/// Barrier-synchronised query/response (seed 004 §4.2): the querier sends
+/// `query_size` to every responder over persistent connections; each answers
+/// `response_size`; the next round starts when all responses are complete
+/// (plus `think_time`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incast {
+    pub querier: u32,
+    pub responders: HostSet,
+    #[serde(default = "default_query_size")]
+    pub query_size: Bytes,
+    pub response_size: Bytes,
+    #[serde(default = "one_u32")]
+    pub rounds: u32,
+    #[serde(default)]
+    pub think_time: DurV,
+    /// When the querier opens its connections.
+    #[serde(default)]
+    pub start: DurV,
+    /// Parallel connections per responder; the response is split evenly.
+    #[serde(default = "one_u32")]
+    pub connections_per_responder: u32,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplePorts {
+    /// Switch egress ports only.
+    #[default]
+    Switches,
+    /// Switch egress ports and host NICs.
+    All,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Interval of queue-occupancy samples; "0s" turns sampling off.
+    #[serde(default = "default_sample_interval")]
+    pub queue_sample_interval: DurV,
+    #[serde(default)]
+    pub queue_sample_ports: SamplePorts,
+    /// Record cwnd, ssthresh, srtt, rttvar, rto, bytes in flight on every ACK.
+    #[serde(default)]
+    pub tcp_trace: bool,
+}
+impl Default for OutputCfg {
+    fn default() -> Self {
+        OutputCfg { queue_sample_interval: default_sample_interval(), queue_sample_ports: SamplePorts::Switches, tcp_trace: false }
+    }
+}
+
+// ---- defaults -----------------------------------------------------------------
+
+fn one() -> u64 {
+    1
+}
+fn one_u32() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn two() -> u32 {
+    2
+}
+fn three() -> u32 {
+    3
+}
+fn yes() -> bool {
+    true
+}
+fn default_mtu() -> u32 {
+    1500
+}
+fn default_switch_buffer() -> QSize {
+    QSize::Packets(100)
+}
+fn default_max_p() -> f64 {
+    0.1
+}
+fn default_red_weight() -> f64 {
+    0.002
+}
+fn default_cc() -> CongestionControl {
+    CongestionControl::Newreno
+}
+fn default_iw() -> u32 {
+    10
+}
+fn default_min_rto() -> DurV {
+    DurV(Dur::from_ms(200))
+}
+fn default_initial_rto() -> DurV {
+    DurV(Dur::from_secs(1))
+}
+fn default_max_rto() -> DurV {
+    DurV(Dur::from_secs(60))
+}
+fn default_granularity() -> DurV {
+    DurV(Dur::from_ms(1))
+}
+fn default_rto_formula() -> RtoFormula {
+    RtoFormula::Rfc6298
+}
+fn default_delack_timeout() -> DurV {
+    DurV(Dur::from_ms(40))
+}
+fn default_rcv_buffer() -> Bytes {
+    Bytes(1 << 20)
+}
+fn default_dctcp_g() -> f64 {
+    1.0 / 16.0
+}
+fn default_query_size() -> Bytes {
+    Bytes(500)
+}
+fn default_sample_interval() -> DurV {
+    DurV(Dur::from_us(100))
+}
+
+// ---- parsing --------------------------------------------------------------------
+
+impl Scenario {
+    /// Parse a scenario from a JSON value (the Python front end turns TOML
+    /// files and dicts into this), checking the schema and then the semantics.
+    pub fn from_json_value(v: serde_json::Value) -> Result<Scenario, ConfigError> {
+        let s: Scenario = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            let (path, msg) = split_nested(&path, &e.into_inner().to_string());
+            err(if path == "." { String::new() } else { path }, msg)
+        })?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    pub fn from_json_str(text: &str) -> Result<Scenario, ConfigError> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| err("", format!("the scenario is not valid JSON: {e}")))?;
+        Self::from_json_value(v)
+    }
+
+    pub fn from_toml_str(text: &str) -> Result<Scenario, ConfigError> {
+        let v: serde_json::Value =
+            toml::from_str(text).map_err(|e| err("", format!("the scenario is not valid TOML: {e}")))?;
+        Self::from_json_value(v)
+    }
+
+    /// The resolved scenario (every default filled in) as canonical JSON.
+    pub fn resolved_json(&self) -> String {
+        serde_json::to_string(self).expect("a scenario always serialises")
+    }
+
+    /// SHA-256 of the resolved scenario's canonical JSON, hex.
+    pub fn hash(&self) -> String {
+        let digest = Sha256::digest(self.resolved_json().as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Largest Ethernet frame a host can send, in bytes (header + FCS included).
+    pub fn max_frame_bytes(&self) -> u64 {
+        self.link.mtu as u64 + crate::packet::ETH_HEADER + crate::packet::ETH_FCS
+    }
+
+    /// Semantic checks that serde cannot express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let hosts = self.topology.num_hosts();
+        match &self.topology {
+            Topology::Star(Star { hosts, .. }) => {
+                if *hosts < 2 {
+                    return Err(err("topology.hosts", format!("a star needs at least 2 hosts, got {hosts}")));
+                }
+                if *hosts > 100_000 {
+                    return Err(err("topology.hosts", format!("at most 100000 hosts are supported, got {hosts}")));
+                }
+            }
+            Topology::Dumbbell(Dumbbell { senders, receivers, .. }) => {
+                if *senders < 1 {
+                    return Err(err("topology.senders", format!("a dumbbell needs at least 1 sender, got {senders}")));
+                }
+                if *receivers < 1 {
+                    return Err(err("topology.receivers", format!("a dumbbell needs at least 1 receiver, got {receivers}")));
+                }
+                if senders.saturating_add(*receivers) > 100_000 {
+                    return Err(err("topology", "at most 100000 hosts are supported"));
+                }
+            }
+        }
+        let mtu = self.link.mtu;
+        if !(576..=9216).contains(&mtu) {
+            return Err(err("link.mtu", format!("MTU {mtu} is out of range: allowed 576..=9216 bytes")));
+        }
+        let max_frame = self.max_frame_bytes();
+        let check_capacity = |path: &str, q: QSize| -> Result<(), ConfigError> {
+            match q {
+                QSize::Packets(0) => Err(err(path, "a buffer must hold at least one packet, got \"0pkt\"")),
+                QSize::Bytes(b) if b < max_frame => Err(err(
+                    path,
+                    format!("a buffer of {b}B cannot hold one full-sized frame ({max_frame}B with MTU {mtu}); allowed: at least {max_frame}B or \"1pkt\""),
+                )),
+                _ => Ok(()),
+            }
+        };
+        check_capacity("switch.buffer", self.switch.buffer)?;
+        if let NicBuffer::Limited(q) = self.host.nic_buffer {
+            check_capacity("host.nic_buffer", q)?;
+        }
+        match &self.switch.aqm {
+            Aqm::Droptail => {}
+            Aqm::Dctcp(DctcpStep { k }) => {
+                if k.is_zero() {
+                    return Err(err("switch.aqm.k", "K must be greater than zero"));
+                }
+            }
+            Aqm::Red(RedCfg { min_th, max_th, max_p, weight, .. }) => {
+                let same_unit = matches!((min_th, max_th), (QSize::Packets(_), QSize::Packets(_)) | (QSize::Bytes(_), QSize::Bytes(_)));
+                if !same_unit {
+                    return Err(err("switch.aqm.max_th", format!("min_th ({min_th}) and max_th ({max_th}) must use the same unit")));
+                }
+                let (a, b) = match (min_th, max_th) {
+                    (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a, *b),
+                    _ => unreachable!(),
+                };
+                if a >= b {
+                    return Err(err("switch.aqm.max_th", format!("max_th ({max_th}) must be greater than min_th ({min_th})")));
+                }
+                if !(*max_p > 0.0 && *max_p <= 1.0) {
+                    return Err(err("switch.aqm.max_p", format!("max_p {max_p} is out of range: allowed (0, 1]")));
+                }
+                if !(*weight > 0.0 && *weight <= 1.0) {
+                    return Err(err("switch.aqm.weight", format!("weight {weight} is out of range: allowed (0, 1]")));
+                }
+            }
+        }
+        let tcp = &self.tcp;
+        if tcp.initial_cwnd == 0 || tcp.initial_cwnd > 1000 {
+            return Err(err("tcp.initial_cwnd", format!("{} is out of range: allowed 1..=1000 segments", tcp.initial_cwnd)));
+        }
+        if tcp.min_rto.0 > tcp.max_rto.0 {
+            return Err(err("tcp.min_rto", format!("min_rto ({}) must not exceed max_rto ({})", crate::units::dur_string(tcp.min_rto.0), crate::units::dur_string(tcp.max_rto.0))));
+        }
+        if tcp.initial_rto.0 == Dur::ZERO {
+            return Err(err("tcp.initial_rto", "the initial RTO must be greater than zero"));
+        }
+        if tcp.max_rto.0 == Dur::ZERO {
+            return Err(err("tcp.max_rto", "the maximum RTO must be greater than zero"));
+        }
+        if tcp.rtt_granularity.0 == Dur::ZERO {
+            return Err(err("tcp.rtt_granularity", "the RTT clock granularity must be at least 1ps (use \"1ns\" for a fine clock)"));
+        }
+        if tcp.dupthresh == 0 || tcp.dupthresh > 1000 {
+            return Err(err("tcp.dupthresh", format!("{} is out of range: allowed 1..=1000", tcp.dupthresh)));
+        }
+        if tcp.delayed_ack.count == 0 || tcp.delayed_ack.count > 64 {
+            return Err(err("tcp.delayed_ack.count", format!("{} is out of range: allowed 1..=64", tcp.delayed_ack.count)));
+        }
+        if tcp.delayed_ack.enabled && tcp.delayed_ack.timeout.0 == Dur::ZERO {
+            return Err(err("tcp.delayed_ack.timeout", "must be greater than zero when delayed ACKs are enabled"));
+        }
+        if !(tcp.dctcp_g > 0.0 && tcp.dctcp_g <= 1.0) {
+            return Err(err("tcp.dctcp_g", format!("{} is out of range: allowed (0, 1]", tcp.dctcp_g)));
+        }
+        if !(0.0..=1.0).contains(&tcp.dctcp_alpha_init) {
+            return Err(err("tcp.dctcp_alpha_init", format!("{} is out of range: allowed [0, 1]", tcp.dctcp_alpha_init)));
+        }
+        let max_rcv = if tcp.window_scale { 65535u64 << 14 } else { 65535 };
+        if tcp.rcv_buffer.0 < mtu as u64 || tcp.rcv_buffer.0 > max_rcv {
+            return Err(err(
+                "tcp.rcv_buffer",
+                format!("{} is out of range: allowed {}B (one MTU) to {}B{}", tcp.rcv_buffer, mtu, max_rcv, if tcp.window_scale { "" } else { " without window scaling" }),
+            ));
+        }
+        if self.output.queue_sample_interval.0 != Dur::ZERO && self.output.queue_sample_interval.0 < Dur::from_ns(1) {
+            return Err(err("output.queue_sample_interval", "must be 0s (off) or at least 1ns"));
+        }
+
+        let host_ok = |path: String, h: u32| -> Result<(), ConfigError> {
+            if h >= hosts {
+                Err(err(path, format!("host index {h} is out of range: this topology has hosts 0..{} (0 to {})", hosts, hosts - 1)))
+            } else {
+                Ok(())
+            }
+        };
+        let mut has_infinite = false;
+        let mut has_any = false;
+        for (i, w) in self.workload.iter().enumerate() {
+            let p = format!("workload[{i}]");
+            match w {
+                Workload::Bulk(Bulk { src, dst, size, pairing, .. }) => {
+                    if src.0.is_empty() {
+                        return Err(err(format!("{p}.src"), "the host set is empty"));
+                    }
+                    if dst.0.is_empty() {
+                        return Err(err(format!("{p}.dst"), "the host set is empty"));
+                    }
+                    for &h in &src.0 {
+                        host_ok(format!("{p}.src"), h)?;
+                    }
+                    for &h in &dst.0 {
+                        host_ok(format!("{p}.dst"), h)?;
+                    }
+                    if *pairing == Pairing::Zip && src.0.len() != dst.0.len() {
+                        return Err(err(format!("{p}.dst"), format!("pairing \"zip\" needs as many destinations as sources ({} vs {})", dst.0.len(), src.0.len())));
+                    }
+                    let pairs = bulk_pairs(src, dst, *pairing);
+                    if pairs.is_empty() {
+                        return Err(err(format!("{p}.dst"), "no flow results: every source equals its destination"));
+                    }
+                    if let Some((s, _)) = pairs.iter().find(|(s, d)| s == d) {
+                        return Err(err(format!("{p}.dst"), format!("host {s} would send to itself")));
+                    }
+                    has_infinite |= *size == FlowSize::Infinite;
+                    if *size == FlowSize::Bytes(0) {
+                        return Err(err(format!("{p}.size"), "a flow must carry at least 1B"));
+                    }
+                    has_any = true;
+                }
+                Workload::Flows(Flows { flows }) => {
+                    for (j, f) in flows.iter().enumerate() {
+                        host_ok(format!("{p}.flows[{j}].src"), f.src)?;
+                        host_ok(format!("{p}.flows[{j}].dst"), f.dst)?;
+                        if f.src == f.dst {
+                            return Err(err(format!("{p}.flows[{j}].dst"), format!("host {} would send to itself", f.src)));
+                        }
+                        if f.size == FlowSize::Bytes(0) {
+                            return Err(err(format!("{p}.flows[{j}].size"), "a flow must carry at least 1B"));
+                        }
+                        has_infinite |= f.size == FlowSize::Infinite;
+                        has_any = true;
+                    }
+                }
+                Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, connections_per_responder, .. }) => {
+                    host_ok(format!("{p}.querier"), *querier)?;
+                    if responders.0.is_empty() {
+                        return Err(err(format!("{p}.responders"), "at least one responder is needed"));
+                    }
+                    for &h in &responders.0 {
+                        host_ok(format!("{p}.responders"), h)?;
+                        if h == *querier {
+                            return Err(err(format!("{p}.responders"), format!("host {h} is the querier; it cannot also respond")));
+                        }
+                    }
+                    let mut sorted = responders.0.clone();
+                    sorted.sort_unstable();
+                    if sorted.windows(2).any(|w| w[0] == w[1]) {
+                        return Err(err(format!("{p}.responders"), "a responder is listed twice"));
+                    }
+                    if query_size.0 == 0 {
+                        return Err(err(format!("{p}.query_size"), "a query must carry at least 1B"));
+                    }
+                    if *connections_per_responder == 0 || *connections_per_responder > 64 {
+                        return Err(err(format!("{p}.connections_per_responder"), format!("{connections_per_responder} is out of range: allowed 1..=64")));
+                    }
+                    if response_size.0 < *connections_per_responder as u64 {
+                        return Err(err(format!("{p}.response_size"), format!("a response of {} cannot be split over {connections_per_responder} connections", response_size)));
+                    }
+                    if *rounds == 0 {
+                        return Err(err(format!("{p}.rounds"), "at least one round is needed"));
+                    }
+                    has_any = true;
+                }
+            }
+        }
+        if !has_any && self.run.duration.is_none() {
+            return Err(err("workload", "the scenario has no workload and no run.duration: nothing would happen"));
+        }
+        if has_infinite && self.run.duration.is_none() {
+            return Err(err("run.duration", "long-lived flows (size = \"inf\") need a run.duration such as \"100ms\""));
+        }
+        if let Some(d) = self.run.duration {
+            if d.0 == Dur::ZERO {
+                return Err(err("run.duration", "the duration must be greater than zero"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The (src, dst) pairs a bulk workload generates, in generation order.
+pub fn bulk_pairs(src: &HostSet, dst: &HostSet, pairing: Pairing) -> Vec<(u32, u32)> {
+    match pairing {
+        Pairing::All => src.0.iter().flat_map(|&s| dst.0.iter().filter(move |&&d| d != s).map(move |&d| (s, d))).collect(),
+        Pairing::Zip => src.0.iter().copied().zip(dst.0.iter().copied()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(t: &str) -> Result<Scenario, ConfigError> {
+        Scenario::from_toml_str(t)
+    }
+
+    const STAR: &str = r#"
+[topology]
+type = "star"
+hosts = 4
+link_rate = "10Gbps"
+link_delay = "2us"
+[[workload]]
+type = "bulk"
+src = [0, 1]
+dst = 3
+size = "64KB"
+"#;
+
+    #[test]
+    fn minimal_star_parses_with_defaults() {
+        let s = parse(STAR).unwrap();
+        assert_eq!(s.tcp.initial_cwnd, 10);
+        assert_eq!(s.switch.buffer, QSize::Packets(100));
+        assert_eq!(s.hash().len(), 64);
+        // The resolved scenario parses back to the same hash.
+        let again = Scenario::from_json_str(&s.resolved_json()).unwrap();
+        assert_eq!(again.hash(), s.hash());
+    }
+
+    #[test]
+    fn errors_name_the_key_path_value_and_what_is_allowed() {
+        let e = parse(&STAR.replace("\"10Gbps\"", "\"10\"")).unwrap_err();
+        assert_eq!(e.path, "topology.link_rate", "{e}");
+        assert!(e.message.contains("\"10\"") && e.message.contains("Gbps"), "{e}");
+
+        let e = parse(&STAR.replace("dst = 3", "dst = 9")).unwrap_err();
+        assert_eq!(e.path, "workload[0].dst");
+        assert!(e.message.contains('9') && e.message.contains("0..4"), "{e}");
+
+        let e = parse(&format!("{STAR}\n[tcp]\nbogus = 1\n")).unwrap_err();
+        assert_eq!(e.path, "tcp.bogus");
+        assert!(e.message.contains("bogus"), "{e}");
+
+        let e = parse(&format!("{STAR}\n[switch]\nbuffer = \"1KB\"\n")).unwrap_err();
+        assert_eq!(e.path, "switch.buffer");
+        assert!(e.message.contains("1518B"), "{e}");
+
+        let e = parse(&STAR.replace("\"64KB\"", "\"inf\"")).unwrap_err();
+        assert_eq!(e.path, "run.duration");
+
+        let e = parse(&STAR.replace("\"star\"", "\"ring\"")).unwrap_err();
+        assert!(e.message.contains("ring") && e.message.contains("star"), "{e}");
+    }
+}

@@ -1,0 +1,163 @@
+//! Ideal flow completion times: the time a transfer takes on an empty network
+//! along the same path, if the sender were never window-limited.
+//!
+//! Frames leave the source back to back and cross store-and-forward hops. For
+//! hop i with serialisation time t_i (per frame, rounded up to the picosecond
+//! exactly as the simulator does) and latency l_i after it (propagation, plus
+//! the switch forwarding latency when the next node is a switch), the
+//! departure of frame j from hop i is
+//!
+//!   D(j, i) = max(D(j, i-1) + l_{i-1}, D(j-1, i)) + t_i,
+//!
+//! and for a batch of c identical frames this unrolls (max-plus) to
+//!
+//!   D(c, i) = max over k <= i of [ D(1, k) + (c-1) t_k + sum_{m=k+1..i} (l_{m-1} + t_m) ].
+//!
+//! The transfer ends when the last frame's last bit reaches the destination:
+//! D(last, h) + l_h. A flow on a new connection adds the handshake: the SYN
+//! crosses the path, the SYN-ACK crosses back, then the client's pure ACK
+//! leaves first, followed by the data (this is what dcsim's TCP does). An
+//! incast response adds the query's transfer from querier to responder.
+//! ideal_fct = that total; slowdown = fct / ideal_fct.
+
+use crate::config::Scenario;
+use crate::packet::{flags, Packet};
+use crate::tcp::TcpParams;
+use crate::topology::{Network, NodeKind};
+use dcsim_engine::{Dur, Rate};
+
+pub struct IdealModel<'a> {
+    net: &'a Network,
+    fwd_latency: Dur,
+    preamble_ifg: bool,
+    tcp: &'a TcpParams,
+}
+
+impl<'a> IdealModel<'a> {
+    pub fn new(s: &Scenario, net: &'a Network, tcp: &'a TcpParams) -> IdealModel<'a> {
+        IdealModel { net, fwd_latency: s.switch.forwarding_latency.0, preamble_ifg: s.link.preamble_ifg, tcp }
+    }
+
+    fn hops(&self, src: u32, dst: u32, hash: u32) -> Vec<(Rate, Dur)> {
+        self.net
+            .path(src, dst, hash)
+            .into_iter()
+            .map(|p| {
+                let port = &self.net.ports[p as usize];
+                let lat = if self.net.kinds[port.peer as usize] == NodeKind::Switch { port.delay + self.fwd_latency } else { port.delay };
+                (port.rate, lat)
+            })
+            .collect()
+    }
+
+    fn frame(&self, mut p: Packet) -> u64 {
+        p.has_ts = self.tcp.timestamps;
+        p.finalize_size(self.preamble_ifg);
+        p.wire_bytes as u64
+    }
+
+    pub fn syn_frame(&self) -> u64 {
+        self.frame(Packet {
+            flags: flags::SYN,
+            syn_sack_perm: self.tcp.sack,
+            syn_wscale: if self.tcp.window_scale { Some(self.tcp.own_wscale()) } else { None },
+            ..Default::default()
+        })
+    }
+
+    pub fn ack_frame(&self) -> u64 {
+        self.frame(Packet { flags: flags::ACK, ..Default::default() })
+    }
+
+    /// The data frames carrying `bytes`: (frame size, count) batches.
+    pub fn data_frames(&self, bytes: u64) -> Vec<(u64, u64)> {
+        let mss = self.tcp.payload_mss(self.tcp.timestamps) as u64;
+        let full = bytes / mss;
+        let rest = bytes % mss;
+        let mut v = Vec::new();
+        if full > 0 {
+            v.push((self.frame(Packet { flags: flags::ACK, payload: mss as u32, ..Default::default() }), full));
+        }
+        if rest > 0 {
+            v.push((self.frame(Packet { flags: flags::ACK, payload: rest as u32, ..Default::default() }), 1));
+        }
+        v
+    }
+
+    /// Time from the first frame's first bit leaving the source to the last
+    /// frame's last bit reaching the destination.
+    pub fn pipeline(hops: &[(Rate, Dur)], batches: &[(u64, u64)]) -> Dur {
+        let h = hops.len();
+        let mut prev = vec![0u64; h]; // departure of the previous frame per hop
+        let mut first = vec![0u64; h];
+        for &(size, count) in batches {
+            if count == 0 {
+                continue;
+            }
+            let t: Vec<u64> = hops.iter().map(|(r, _)| r.tx_time(size).ps()).collect();
+            // First frame of the batch.
+            let mut arrive = prev[0];
+            for i in 0..h {
+                first[i] = arrive.max(prev[i]) + t[i];
+                arrive = first[i] + hops[i].1.ps();
+            }
+            // Last frame of the batch (max-plus closed form).
+            for i in 0..h {
+                let mut best = 0u64;
+                for k in 0..=i {
+                    let mut v = first[k] + (count - 1) * t[k];
+                    for m in k + 1..=i {
+                        v += hops[m - 1].1.ps() + t[m];
+                    }
+                    best = best.max(v);
+                }
+                prev[i] = best;
+            }
+        }
+        Dur(prev[h - 1] + hops[h - 1].1.ps())
+    }
+
+    /// Handshake time: SYN there, SYN-ACK back.
+    pub fn handshake(&self, src: u32, dst: u32, hash: u32) -> Dur {
+        let syn = self.syn_frame();
+        Self::pipeline(&self.hops(src, dst, hash), &[(syn, 1)]) + Self::pipeline(&self.hops(dst, src, hash), &[(syn, 1)])
+    }
+
+    /// Ideal completion time of a flow of `bytes` from src to dst.
+    pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>) -> Dur {
+        let fwd = self.hops(src, dst, hash);
+        let mut total = Dur::ZERO;
+        let mut batches = Vec::new();
+        if new_connection {
+            total += self.handshake(src, dst, hash);
+            batches.push((self.ack_frame(), 1));
+        }
+        if let Some(q) = query {
+            total += Self::pipeline(&self.hops(dst, src, hash), &self.data_frames(q));
+        }
+        batches.extend(self.data_frames(bytes));
+        total + Self::pipeline(&fwd, &batches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipeline_matches_hand_computation() {
+        let g10 = Rate::from_gbps(10);
+        let g1 = Rate::from_gbps(1);
+        // Two hops, 1 us each; 3 frames of 1500 B: 1.2 us at 10G, 12 us at 1G.
+        let hops = [(g10, Dur::from_us(1)), (g1, Dur::from_us(1))];
+        // first frame: 1.2 + 1 + 12 + 1; then two more spaced by the 12 us bottleneck.
+        let t = IdealModel::pipeline(&hops, &[(1500, 3)]);
+        assert_eq!(t, Dur::from_ns(1200 + 1000 + 12000 + 1000 + 2 * 12000));
+        // Bottleneck first: frames then arrive spaced by 12 us as well.
+        let hops = [(g1, Dur::from_us(1)), (g10, Dur::from_us(1))];
+        assert_eq!(IdealModel::pipeline(&hops, &[(1500, 3)]), Dur::from_ns(3 * 12000 + 1000 + 1200 + 1000));
+        // A small frame first, then big ones.
+        let hops = [(g10, Dur::ZERO), (g10, Dur::ZERO)];
+        assert_eq!(IdealModel::pipeline(&hops, &[(100, 1), (1000, 2)]), Dur::from_ns(80 + 800 + 800 + 800));
+    }
+}

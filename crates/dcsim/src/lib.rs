@@ -1,0 +1,24 @@
+//! dcsim: packet-level models of datacenter networks and transports on the
+//! [`dcsim_engine`] event core.
+//!
+//! One packet's way through the code (one direction, no calls back up):
+//! workload -> TCP endpoint -> host NIC [`port::Port`] -> link -> switch
+//! (forwarding table, forwarding latency) -> egress port (AQM verdict, FIFO,
+//! serialiser) -> link -> ... -> TCP endpoint, whose ACK travels back the same
+//! way. Only [`world::World::dispatch`] moves packets between components.
+
+pub mod aqm;
+pub mod config;
+pub mod ideal;
+pub mod packet;
+pub mod port;
+pub mod results;
+pub mod tcp;
+pub mod topology;
+pub mod units;
+pub mod world;
+
+pub use config::{ConfigError, Scenario};
+pub use world::{run, Progress, RunOutput};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

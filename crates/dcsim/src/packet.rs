@@ -1,0 +1,208 @@
+//! Packets: plain structs of the header fields that matter, with byte-exact
+//! sizes on the wire, kept in a slab and addressed by [`PktId`].
+//!
+//! There is no payload, only its length. The frame size counts the Ethernet
+//! header (14 B) and FCS (4 B), the IPv4 header (20 B, no options), the TCP
+//! header (20 B) and its options padded to 4 bytes as Linux lays them out,
+//! padding up to the 64-byte Ethernet minimum, and optionally the preamble+SFD
+//! (8 B) and inter-frame gap (12 B).
+
+use dcsim_engine::SimTime;
+
+pub const ETH_HEADER: u64 = 14;
+pub const ETH_FCS: u64 = 4;
+pub const ETH_MIN_FRAME: u64 = 64;
+pub const PREAMBLE_IFG: u64 = 20;
+pub const IPV4_HEADER: u64 = 20;
+pub const TCP_HEADER: u64 = 20;
+
+/// TCP option bytes, padded as Linux emits them (RFC 7323 Appendix A layout).
+pub const OPT_TIMESTAMPS: u64 = 12; // NOP NOP TS(10)
+pub const OPT_MSS: u64 = 4;
+pub const OPT_WSCALE: u64 = 4; // NOP WS(3)
+pub const OPT_SACK_PERM: u64 = 4; // NOP NOP SACKOK(2), or folded into the TS word
+/// Maximum SACK blocks that fit with and without timestamps (40 B of options).
+pub const MAX_SACK_BLOCKS_TS: usize = 3;
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+pub mod flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const URG: u8 = 0x20;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// The IP ECN field (RFC 3168).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+impl Ecn {
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
+/// Index of a packet in the [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PktId(pub u32);
+
+/// One TCP/IP packet. Sequence numbers are 64-bit offsets in the sender's
+/// stream (the SYN is 0, the first data byte 1); the 32-bit wire value is
+/// `(ISN + offset) mod 2^32`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Connection index and which side sent it (0 = the side that opened it).
+    pub conn: u32,
+    pub side: u8,
+    pub src_host: u32,
+    pub dst_host: u32,
+    /// Per-flow hash for ECMP (fixed for the connection).
+    pub flow_hash: u32,
+    pub seq: u64,
+    pub ack: u64,
+    pub payload: u32,
+    pub flags: u8,
+    pub ecn: Ecn,
+    /// The 16-bit TCP window field as sent (already right-shifted by the scale).
+    pub window: u16,
+    /// SYN options.
+    pub syn_mss: u16,
+    pub syn_wscale: Option<u8>,
+    pub syn_sack_perm: bool,
+    /// Timestamps option (RFC 7323), when present.
+    pub has_ts: bool,
+    pub ts_val: u32,
+    pub ts_ecr: u32,
+    /// SACK blocks as [start, end) stream offsets.
+    pub nsack: u8,
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// This data segment is a retransmission (for counters only; not on the wire).
+    pub is_retx: bool,
+    /// Bytes on the wire (frame, plus preamble and IFG when configured).
+    pub wire_bytes: u32,
+    /// When the packet entered the queue it is in (for sojourn-time AQMs).
+    pub enqueued_at: SimTime,
+}
+
+impl Packet {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    /// Length of the TCP options, padded as Linux lays them out.
+    pub fn tcp_options_len(&self) -> u64 {
+        let mut n = 0;
+        if self.has(flags::SYN) {
+            n += OPT_MSS;
+            if self.has_ts {
+                n += OPT_TIMESTAMPS; // SACKOK rides in the TS word's NOPs
+            } else if self.syn_sack_perm {
+                n += OPT_SACK_PERM;
+            }
+            if self.syn_wscale.is_some() {
+                n += OPT_WSCALE;
+            }
+        } else {
+            if self.has_ts {
+                n += OPT_TIMESTAMPS;
+            }
+            if self.nsack > 0 {
+                n += 4 + 8 * self.nsack as u64; // NOP NOP kind len + blocks
+            }
+        }
+        debug_assert!(n <= 40);
+        n
+    }
+
+    /// IP datagram length (IPv4 total length field).
+    pub fn ip_len(&self) -> u64 {
+        IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64
+    }
+
+    /// Ethernet frame length including header and FCS, padded to 64 bytes.
+    pub fn frame_len(&self) -> u64 {
+        (ETH_HEADER + self.ip_len() + ETH_FCS).max(ETH_MIN_FRAME)
+    }
+
+    /// Compute and store the on-the-wire size.
+    pub fn finalize_size(&mut self, preamble_ifg: bool) {
+        let extra = if preamble_ifg { PREAMBLE_IFG } else { 0 };
+        self.wire_bytes = (self.frame_len() + extra) as u32;
+    }
+}
+
+/// A slab of packets with a free list: no allocation per packet once warm.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketPool {
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            PktId(i)
+        } else {
+            self.slots.push(p);
+            PktId(self.slots.len() as u32 - 1)
+        }
+    }
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.free.push(id.0);
+    }
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+    /// Packets currently allocated (in queues, on links or in switches).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sizes_are_byte_exact() {
+        // Full segment, MTU 1500, timestamps: 1448 B payload in a 1518 B frame.
+        let mut p = Packet { flags: flags::ACK, has_ts: true, payload: 1448, ..Default::default() };
+        assert_eq!(p.ip_len(), 1500);
+        assert_eq!(p.frame_len(), 1518);
+        p.finalize_size(true);
+        assert_eq!(p.wire_bytes, 1538);
+        // Pure ACK with timestamps: 14 + 20 + 32 + 4 = 70 B.
+        let a = Packet { flags: flags::ACK, has_ts: true, ..Default::default() };
+        assert_eq!(a.frame_len(), 70);
+        // Pure ACK without options is padded to the 64 B minimum.
+        let b = Packet { flags: flags::ACK, ..Default::default() };
+        assert_eq!(b.frame_len(), 64);
+        // SYN with MSS, SACK-permitted, timestamps, window scale: 20 B of options.
+        let s = Packet { flags: flags::SYN, has_ts: true, syn_sack_perm: true, syn_wscale: Some(7), ..Default::default() };
+        assert_eq!(s.tcp_options_len(), 20);
+        assert_eq!(s.frame_len(), 14 + 20 + 40 + 4);
+        // ACK with timestamps and 3 SACK blocks: 12 + 28 = 40 B of options.
+        let k = Packet { flags: flags::ACK, has_ts: true, nsack: 3, ..Default::default() };
+        assert_eq!(k.tcp_options_len(), 40);
+    }
+}

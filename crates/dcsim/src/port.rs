@@ -1,0 +1,158 @@
+//! An egress port: the queue in front of a link, its AQM, the serialiser, and
+//! the link's propagation (frames on the wire, in order).
+//!
+//! A port keeps at most one pending event of each kind: the end of the current
+//! transmission (`TxDone`) and the arrival of the head frame on the wire
+//! (`LinkArrive`), so the event heap stays small.
+
+use crate::aqm::{Aqm, QueueView, Verdict};
+use crate::packet::{Ecn, PacketPool, PktId};
+use crate::units::QSize;
+use dcsim_engine::{Dur, Rate, SimTime};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capacity {
+    Unlimited,
+    Limited(QSize),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    pub enqueued: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops: u64,
+    pub marks: u64,
+    pub max_queue_bytes: u64,
+    pub max_queue_packets: u64,
+}
+
+/// Result of offering a packet to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Dropped (tail drop or AQM); the caller frees it.
+    Dropped,
+    /// Queued behind others (or behind the frame on the wire).
+    Queued,
+    /// The port was idle: the caller must start a transmission.
+    StartTx,
+}
+
+pub struct Port {
+    /// Node that owns the port and node at the other end of its link.
+    pub node: u32,
+    pub peer: u32,
+    pub rate: Rate,
+    pub delay: Dur,
+    pub capacity: Capacity,
+    pub aqm: Aqm,
+    queue: VecDeque<PktId>,
+    queue_bytes: u64,
+    /// Frame being serialised, if any.
+    pub transmitting: Option<PktId>,
+    /// Frames propagating on the link: (arrival time of the last bit, packet).
+    pub on_wire: VecDeque<(SimTime, PktId)>,
+    pub stats: PortStats,
+}
+
+impl Port {
+    pub fn new(node: u32, peer: u32, rate: Rate, delay: Dur, capacity: Capacity, aqm: Aqm) -> Port {
+        Port {
+            node,
+            peer,
+            rate,
+            delay,
+            capacity,
+            aqm,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            transmitting: None,
+            on_wire: VecDeque::new(),
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Packets waiting (not counting the one being serialised).
+    #[inline]
+    pub fn queue_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+    #[inline]
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+
+    /// Admission: AQM verdict, then the capacity check (tail drop).
+    #[inline]
+    pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) -> Offer {
+        let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
+        let pkt = pool.get_mut(id);
+        let size = pkt.wire_bytes as u64;
+        match self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()) {
+            Verdict::Drop => {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+            Verdict::Mark => {
+                if pkt.ecn != Ecn::Ce {
+                    pkt.ecn = Ecn::Ce;
+                    self.stats.marks += 1;
+                }
+            }
+            Verdict::Enqueue => {}
+        }
+        let full = match self.capacity {
+            Capacity::Unlimited => false,
+            Capacity::Limited(QSize::Packets(n)) => view.packets + 1 > n,
+            Capacity::Limited(QSize::Bytes(n)) => view.bytes + size > n,
+        };
+        if full {
+            self.stats.drops += 1;
+            return Offer::Dropped;
+        }
+        pkt.enqueued_at = now;
+        self.stats.enqueued += 1;
+        if self.transmitting.is_none() && self.queue.is_empty() {
+            self.transmitting = Some(id);
+            return Offer::StartTx;
+        }
+        self.queue.push_back(id);
+        self.queue_bytes += size;
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
+        Offer::Queued
+    }
+
+    /// Serialisation time of the frame now being transmitted.
+    #[inline]
+    pub fn tx_duration(&self, pool: &PacketPool) -> Dur {
+        let id = self.transmitting.expect("a frame is being transmitted");
+        self.rate.tx_time(pool.get(id).wire_bytes as u64)
+    }
+
+    /// The current frame finished serialising: put it on the wire, and start
+    /// the next one if any. Returns (the frame, whether the wire was empty,
+    /// whether a new transmission started).
+    #[inline]
+    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool) -> (PktId, bool, bool) {
+        let id = self.transmitting.take().expect("TxDone without a frame");
+        let bytes = pool.get(id).wire_bytes as u64;
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes;
+        let wire_was_empty = self.on_wire.is_empty();
+        self.on_wire.push_back((now + self.delay, id));
+        let started = match self.queue.pop_front() {
+            Some(next) => {
+                self.queue_bytes -= pool.get(next).wire_bytes as u64;
+                self.transmitting = Some(next);
+                true
+            }
+            None => {
+                self.aqm.on_idle(now);
+                false
+            }
+        };
+        (id, wire_was_empty, started)
+    }
+}

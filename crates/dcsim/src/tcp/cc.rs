@@ -1,0 +1,238 @@
+//! Congestion control: the window arithmetic of NewReno (RFC 5681, RFC 6582)
+//! and the ECN responses of RFC 3168 and DCTCP (RFC 8257). It decides windows;
+//! it never sends packets.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    Off,
+    /// RFC 3168: halve once per window on ECN-Echo.
+    Classic,
+    /// RFC 8257: cut by alpha/2 once per window; alpha is the EWMA of the
+    /// fraction of marked bytes per window.
+    Dctcp,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cc {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    mode: EcnMode,
+    /// Congestion-avoidance byte counter (RFC 5681 §3.1, byte counting).
+    ca_acked: u64,
+    /// No new ECN reduction until snd_una passes this (once per window).
+    ecn_recover: u64,
+    cwr_pending: bool,
+    // DCTCP (RFC 8257 §3.3).
+    pub alpha: f64,
+    g: f64,
+    window_end: u64,
+    bytes_acked: u64,
+    bytes_marked: u64,
+}
+
+const INFINITE_SSTHRESH: u64 = u64::MAX / 4;
+
+impl Cc {
+    pub fn new(mode: EcnMode, g: f64, alpha_init: f64) -> Cc {
+        Cc {
+            cwnd: 0,
+            ssthresh: INFINITE_SSTHRESH,
+            mode,
+            ca_acked: 0,
+            ecn_recover: 0,
+            cwr_pending: false,
+            alpha: alpha_init,
+            g,
+            window_end: 0,
+            bytes_acked: 0,
+            bytes_marked: 0,
+        }
+    }
+
+    pub fn ecn_mode(&self) -> EcnMode {
+        self.mode
+    }
+
+    /// Initial window, once the handshake is done (ssthresh starts "arbitrarily high").
+    pub fn init(&mut self, iw_bytes: u64) {
+        self.cwnd = iw_bytes;
+        self.ssthresh = INFINITE_SSTHRESH;
+    }
+
+    pub fn ssthresh_is_infinite(&self) -> bool {
+        self.ssthresh >= INFINITE_SSTHRESH
+    }
+
+    /// New data acknowledged outside recovery: slow start grows by
+    /// min(acked, SMSS) per ACK; congestion avoidance by SMSS per cwnd acked.
+    pub fn grow(&mut self, acked: u64, mss: u64) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += acked.min(mss);
+        } else {
+            self.ca_acked += acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += mss;
+            }
+        }
+    }
+
+    fn halve(&mut self, flight: u64, mss: u64) {
+        self.ssthresh = (flight / 2).max(2 * mss); // RFC 5681 eq. (4)
+        self.ca_acked = 0;
+    }
+
+    /// Retransmission timeout: RFC 5681 §3.1, cwnd = loss window = 1 SMSS.
+    pub fn on_timeout(&mut self, flight: u64, mss: u64) {
+        self.halve(flight, mss);
+        self.cwnd = mss;
+    }
+
+    /// Fast retransmit (RFC 6582 §3.2 (2) without SACK: cwnd = ssthresh + 3 SMSS;
+    /// RFC 6675 §5 (4.2) with SACK: cwnd = ssthresh).
+    pub fn enter_recovery(&mut self, flight: u64, mss: u64, sack: bool, snd_max: u64) {
+        self.halve(flight, mss);
+        self.cwnd = if sack { self.ssthresh } else { self.ssthresh + 3 * mss };
+        // A loss response also counts as this window's ECN response (RFC 3168 §6.1.2).
+        self.ecn_recover = snd_max;
+    }
+
+    /// RFC 6582 §3.2 (4): each further duplicate ACK inflates cwnd by SMSS.
+    pub fn inflate(&mut self, mss: u64) {
+        self.cwnd += mss;
+    }
+
+    /// RFC 6582 §3.2 (5): partial ACK deflation.
+    pub fn partial_ack_deflate(&mut self, acked: u64, mss: u64) {
+        self.cwnd = self.cwnd.saturating_sub(acked);
+        if acked >= mss {
+            self.cwnd += mss;
+        }
+        self.cwnd = self.cwnd.max(mss);
+    }
+
+    /// Leaving fast recovery. Without SACK, RFC 6582 §3.2 (3) option (1):
+    /// cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS); with SACK the window
+    /// stays at ssthresh (RFC 6675).
+    pub fn exit_recovery(&mut self, flight: u64, mss: u64) {
+        self.cwnd = self.ssthresh.min(flight.max(mss) + mss).max(mss);
+        self.ca_acked = 0;
+    }
+
+    /// DCTCP's per-window estimate of the marked fraction (RFC 8257 §3.3).
+    pub fn on_ack_bytes(&mut self, acked: u64, ece: bool, snd_una: u64, snd_max: u64) {
+        if self.mode != EcnMode::Dctcp {
+            return;
+        }
+        self.bytes_acked += acked;
+        if ece {
+            self.bytes_marked += acked;
+        }
+        if snd_una > self.window_end {
+            if self.bytes_acked > 0 {
+                let f = self.bytes_marked as f64 / self.bytes_acked as f64;
+                self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            }
+            self.window_end = snd_max;
+            self.bytes_acked = 0;
+            self.bytes_marked = 0;
+        }
+    }
+
+    /// An ACK carried ECN-Echo. Reduce at most once per window of data
+    /// (RFC 3168 §6.1.2, RFC 8257 §3.3). Returns whether it reduced.
+    pub fn on_ece(&mut self, snd_una: u64, snd_max: u64, flight: u64, mss: u64) -> bool {
+        if self.mode == EcnMode::Off || (self.ecn_recover > 0 && snd_una <= self.ecn_recover) {
+            return false;
+        }
+        match self.mode {
+            EcnMode::Classic => {
+                self.halve(flight, mss);
+                self.cwnd = self.ssthresh;
+            }
+            EcnMode::Dctcp => {
+                // As Linux and ns-3: never below 2 segments.
+                let cut = (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
+                self.cwnd = cut.max(2 * mss);
+                self.ssthresh = self.cwnd;
+                self.ca_acked = 0;
+            }
+            EcnMode::Off => unreachable!(),
+        }
+        self.ecn_recover = snd_max;
+        self.cwr_pending = true;
+        true
+    }
+
+    /// Should this outgoing segment carry CWR? (the first new data segment
+    /// after a reduction, RFC 3168 §6.1.2).
+    pub fn take_cwr(&mut self, new_data: bool) -> bool {
+        if self.cwr_pending && new_data {
+            self.cwr_pending = false;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1448;
+
+    #[test]
+    fn slow_start_then_congestion_avoidance() {
+        let mut c = Cc::new(EcnMode::Off, 1.0 / 16.0, 1.0);
+        c.init(10 * MSS);
+        c.grow(2 * MSS, MSS); // one ACK for two segments: +1 SMSS (RFC 5681)
+        assert_eq!(c.cwnd, 11 * MSS);
+        c.ssthresh = 11 * MSS;
+        for _ in 0..10 {
+            c.grow(MSS, MSS);
+        }
+        assert_eq!(c.cwnd, 11 * MSS);
+        c.grow(MSS, MSS); // 11 segments acked: one cwnd -> +1 SMSS
+        assert_eq!(c.cwnd, 12 * MSS);
+    }
+
+    #[test]
+    fn dctcp_alpha_and_cut() {
+        let mut c = Cc::new(EcnMode::Dctcp, 1.0 / 16.0, 1.0);
+        c.init(100 * MSS);
+        // One window fully marked keeps alpha at 1 -> cut by half.
+        c.on_ack_bytes(MSS, true, 1 + MSS, 100 * MSS);
+        assert!((c.alpha - 1.0).abs() < 1e-12);
+        assert!(c.on_ece(1 + MSS, 100 * MSS, 99 * MSS, MSS));
+        assert_eq!(c.cwnd, 50 * MSS);
+        // Not again in the same window.
+        assert!(!c.on_ece(50 * MSS, 120 * MSS, 70 * MSS, MSS));
+        assert!(c.take_cwr(true));
+        assert!(!c.take_cwr(true));
+        // A window with no marks: alpha decays by (1-g).
+        c.on_ack_bytes(10 * MSS, false, 101 * MSS, 200 * MSS);
+        assert!((c.alpha - 15.0 / 16.0).abs() < 1e-12);
+        // After the window: the next ECE cuts by alpha/2.
+        let before = c.cwnd;
+        assert!(c.on_ece(101 * MSS, 200 * MSS, 99 * MSS, MSS));
+        assert_eq!(c.cwnd, (before as f64 * (1.0 - 15.0 / 32.0)) as u64);
+    }
+
+    #[test]
+    fn newreno_recovery_arithmetic() {
+        let mut c = Cc::new(EcnMode::Off, 0.0625, 1.0);
+        c.init(20 * MSS);
+        c.enter_recovery(20 * MSS, MSS, false, 21 * MSS);
+        assert_eq!(c.ssthresh, 10 * MSS);
+        assert_eq!(c.cwnd, 13 * MSS);
+        c.inflate(MSS);
+        assert_eq!(c.cwnd, 14 * MSS);
+        c.partial_ack_deflate(3 * MSS, MSS);
+        assert_eq!(c.cwnd, 12 * MSS);
+        c.exit_recovery(5 * MSS, MSS);
+        assert_eq!(c.cwnd, 6 * MSS);
+        c.on_timeout(10 * MSS, MSS);
+        assert_eq!((c.cwnd, c.ssthresh), (MSS, 5 * MSS));
+    }
+}

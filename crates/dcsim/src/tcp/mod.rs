@@ -1,0 +1,1095 @@
+//! TCP endpoints.
+//!
+//! Each connection has two [`Endpoint`]s, one per host; both can send and
+//! receive. An endpoint is a state machine: it takes `(now, input)` (a packet,
+//! a timer, an application write) and returns its outcome through [`TcpOut`]:
+//! packets to transmit, bytes delivered in order to the application, and
+//! whether the connection just opened. Timers are deadlines kept in the
+//! endpoint; the world schedules their events lazily.
+//!
+//! What is implemented, and where it comes from:
+//! - three-way handshake with MSS, window scale, SACK-permitted, timestamps,
+//!   ECN setup (RFC 793/9293, RFC 7323, RFC 2018, RFC 3168 §6.1.1); FIN close.
+//! - slow start and congestion avoidance with byte counting (RFC 5681 §3.1):
+//!   slow start grows cwnd by min(acked, SMSS) per ACK; congestion avoidance
+//!   by SMSS per cwnd of acked bytes.
+//! - fast retransmit / fast recovery: NewReno (RFC 6582) without SACK; with
+//!   SACK, the conservative loss recovery of RFC 6675 (pipe, NextSeg rules
+//!   1-3, IsLost with DupThresh), byte-based.
+//! - limited transmit (RFC 3042), dupthresh configurable.
+//! - RTO per RFC 6298 with Karn's algorithm, exponential backoff, min/max
+//!   bounds and clock granularity (see [`rtt`]); RTT from timestamps (RFC 7323
+//!   §4) when negotiated, otherwise from one timed segment per window.
+//! - ECN (RFC 3168) and DCTCP (RFC 8257), see [`cc`].
+//! - delayed ACKs (RFC 5681 §4.2: at least every `count` full segments, at most
+//!   `timeout` late; immediate ACK for out-of-order data, hole filling, FIN),
+//!   Nagle (RFC 896), receive window honoured (send window = min(cwnd, rwnd)).
+
+pub mod cc;
+pub mod ranges;
+pub mod rtt;
+
+use crate::config::{CongestionControl, Scenario};
+use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
+use cc::{Cc, EcnMode};
+use dcsim_engine::{Dur, SimTime};
+use ranges::RangeSet;
+use rtt::{RttEstimator, RttParams};
+
+/// Per-run TCP parameters (from the scenario's `[tcp]` table).
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub cc: CongestionControl,
+    pub ecn: bool,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scale: bool,
+    pub initial_cwnd: u32,
+    pub rtt: RttParams,
+    pub dupthresh: u32,
+    pub limited_transmit: bool,
+    pub delack: bool,
+    pub delack_count: u32,
+    pub delack_timeout: Dur,
+    pub nagle: bool,
+    pub rcv_buffer: u64,
+    pub dctcp_g: f64,
+    pub dctcp_alpha_init: f64,
+    /// MSS option value we advertise: MTU - 40.
+    pub mss_option: u16,
+}
+
+impl TcpParams {
+    pub fn from_scenario(s: &Scenario) -> TcpParams {
+        let t = &s.tcp;
+        TcpParams {
+            cc: t.cc,
+            ecn: t.ecn_enabled(),
+            sack: t.sack,
+            timestamps: t.timestamps,
+            window_scale: t.window_scale,
+            initial_cwnd: t.initial_cwnd,
+            rtt: RttParams {
+                granularity: t.rtt_granularity.0,
+                min_rto: t.min_rto.0,
+                max_rto: t.max_rto.0,
+                initial_rto: t.initial_rto.0,
+                formula: t.rto_formula,
+            },
+            dupthresh: t.dupthresh,
+            limited_transmit: t.limited_transmit,
+            delack: t.delayed_ack.enabled,
+            delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
+            delack_timeout: t.delayed_ack.timeout.0,
+            nagle: t.nagle,
+            rcv_buffer: t.rcv_buffer.0,
+            dctcp_g: t.dctcp_g,
+            dctcp_alpha_init: t.dctcp_alpha_init,
+            mss_option: (s.link.mtu - 40) as u16,
+        }
+    }
+
+    /// Our window-scale shift: the smallest that fits the buffer in 16 bits.
+    pub fn own_wscale(&self) -> u8 {
+        let mut s = 0u8;
+        while (self.rcv_buffer >> s) > 65535 && s < 14 {
+            s += 1;
+        }
+        s
+    }
+
+    /// Payload bytes of a full segment once the handshake agreed on `ts`.
+    pub fn payload_mss(&self, ts: bool) -> u32 {
+        self.mss_option as u32 - if ts { OPT_TIMESTAMPS as u32 } else { 0 }
+    }
+}
+
+/// A timer kept as a deadline; the world keeps at most one live event for it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    pub deadline: Option<SimTime>,
+    /// Time of the pending event, if one is scheduled.
+    pub scheduled: Option<SimTime>,
+    pub gen: u32,
+}
+
+impl Timer {
+    pub fn arm(&mut self, at: SimTime) {
+        self.deadline = Some(at);
+    }
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+    /// If the deadline is earlier than the pending event (or none is
+    /// pending), a new event is needed: returns its time and generation.
+    pub fn needs_event(&mut self) -> Option<(SimTime, u32)> {
+        let d = self.deadline?;
+        match self.scheduled {
+            Some(s) if s <= d => None,
+            _ => {
+                self.gen = self.gen.wrapping_add(1);
+                self.scheduled = Some(d);
+                Some((d, self.gen))
+            }
+        }
+    }
+    /// The event with `gen` fired at `now`: is the timer due?
+    pub fn fire(&mut self, now: SimTime, gen: u32) -> bool {
+        if gen != self.gen {
+            return false; // superseded by an earlier event
+        }
+        self.scheduled = None;
+        match self.deadline {
+            Some(d) if d <= now => {
+                self.deadline = None;
+                true
+            }
+            _ => false, // moved later (or cancelled); needs_event re-arms
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    Rto = 0,
+    DelAck = 1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Listen,
+    SynSent,
+    SynRcvd,
+    Established,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpStats {
+    pub segments_sent: u64,
+    pub data_bytes_sent: u64,
+    /// Retransmitted data segments (any cause).
+    pub retransmits: u64,
+    /// Fast-retransmit episodes (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts (including SYN timeouts).
+    pub timeouts: u64,
+    /// Window reductions in response to ECN-Echo.
+    pub ecn_reductions: u64,
+    /// Data segments received that carried no new byte (a spurious
+    /// retransmission by the peer, detected omnisciently at the receiver).
+    pub duplicate_segments_received: u64,
+    pub ce_received: u64,
+}
+
+/// One row of the opt-in TCP state trace (recorded on every ACK).
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRow {
+    pub time: SimTime,
+    pub conn: u32,
+    pub side: u8,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Dur,
+    pub rttvar: Dur,
+    pub rto: Dur,
+    pub in_flight: u64,
+}
+
+/// What an endpoint produced while handling one input.
+#[derive(Default)]
+pub struct TcpOut {
+    pub packets: Vec<Packet>,
+    /// Bytes newly delivered in order to the application.
+    pub delivered: u64,
+    /// The connection reached ESTABLISHED during this call.
+    pub established: bool,
+    pub trace_enabled: bool,
+    pub trace: Vec<TraceRow>,
+}
+
+impl TcpOut {
+    pub fn clear(&mut self) {
+        self.packets.clear();
+        self.delivered = 0;
+        self.established = false;
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recovery {
+    Open,
+    /// Fast recovery until `recover` (RFC 6582 "recover", RFC 6675 RecoveryPoint).
+    Fast { recover: u64 },
+}
+
+pub struct Endpoint {
+    pub conn: u32,
+    pub side: u8,
+    pub host: u32,
+    pub peer_host: u32,
+    pub flow_hash: u32,
+    /// Initial sequence number (only for the 32-bit wire view).
+    pub isn: u32,
+    pub state: State,
+    pub established_at: Option<SimTime>,
+
+    // Negotiated options.
+    sack_ok: bool,
+    ts_ok: bool,
+    ecn_ok: bool,
+    window_scale_agreed: bool,
+    snd_scale: u8,
+    rcv_scale: u8,
+    pub mss: u32,
+
+    // Send side (stream offsets: SYN = 0, data from 1).
+    pub snd_una: u64,
+    snd_nxt: u64,
+    pub snd_max: u64,
+    /// One past the last byte the application has written.
+    app_end: u64,
+    fin_queued: bool,
+    snd_wnd: u64,
+    pub cc: Cc,
+    dupacks: u32,
+    recovery: Recovery,
+    scoreboard: RangeSet,
+    high_rxt: u64,
+    syn_retransmitted: bool,
+    pub rtt: RttEstimator,
+    /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
+    timed: Option<(u64, u32)>,
+    pub rto_timer: Timer,
+
+    // Receive side.
+    pub rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Most recently changed out-of-order blocks, newest first (RFC 2018 §4).
+    recent_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    fin_seq: Option<u64>,
+    ts_recent: u32,
+    last_ack_sent: u64,
+    unacked_segments: u32,
+    ack_now: bool,
+    /// DCTCP: CE state of the last data packet (RFC 8257 §3.2).
+    ce_state: bool,
+    /// Classic ECN: ECE latched until CWR arrives (RFC 3168 §6.1.3).
+    ece_latched: bool,
+    pub delack_timer: Timer,
+
+    pub stats: TcpStats,
+}
+
+const SEQ_DATA_START: u64 = 1;
+
+impl Endpoint {
+    pub fn new(conn: u32, side: u8, host: u32, peer_host: u32, flow_hash: u32, isn: u32, p: &TcpParams) -> Endpoint {
+        let ecn_mode = if p.cc == CongestionControl::Dctcp { EcnMode::Dctcp } else if p.ecn { EcnMode::Classic } else { EcnMode::Off };
+        Endpoint {
+            conn,
+            side,
+            host,
+            peer_host,
+            flow_hash,
+            isn,
+            state: State::Listen,
+            established_at: None,
+            sack_ok: false,
+            ts_ok: false,
+            ecn_ok: false,
+            window_scale_agreed: false,
+            snd_scale: 0,
+            rcv_scale: 0,
+            mss: p.payload_mss(p.timestamps),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: SEQ_DATA_START,
+            fin_queued: false,
+            snd_wnd: 0,
+            cc: Cc::new(ecn_mode, p.dctcp_g, p.dctcp_alpha_init),
+            dupacks: 0,
+            recovery: Recovery::Open,
+            scoreboard: RangeSet::default(),
+            high_rxt: 0,
+            syn_retransmitted: false,
+            rtt: RttEstimator::new(),
+            timed: None,
+            rto_timer: Timer::default(),
+            rcv_nxt: 0,
+            ooo: RangeSet::default(),
+            recent_blocks: [(0, 0); MAX_SACK_BLOCKS],
+            fin_seq: None,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            unacked_segments: 0,
+            ack_now: false,
+            ce_state: false,
+            ece_latched: false,
+            delack_timer: Timer::default(),
+            stats: TcpStats::default(),
+        }
+    }
+
+    pub fn index(&self) -> u32 {
+        self.conn * 2 + self.side as u32
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Data bytes the application wrote that the peer has acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(SEQ_DATA_START).min(self.app_end - SEQ_DATA_START)
+    }
+
+    fn data_end(&self) -> u64 {
+        self.app_end
+    }
+
+    // ---- application interface ----------------------------------------------
+
+    /// Active open: send the SYN.
+    pub fn open(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.state = State::SynSent;
+        self.snd_una = 0;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.send_syn(now, p, out, false);
+    }
+
+    /// The application writes `bytes` more (and optionally closes after them).
+    pub fn write(&mut self, bytes: u64, close: bool) {
+        debug_assert!(!self.fin_queued, "write after close");
+        self.app_end = self.app_end.saturating_add(bytes);
+        self.fin_queued |= close;
+    }
+
+    // ---- packet construction ---------------------------------------------------
+
+    fn base_packet(&self, now: SimTime, p: &TcpParams) -> Packet {
+        let mut pkt = Packet {
+            conn: self.conn,
+            side: self.side,
+            src_host: self.host,
+            dst_host: self.peer_host,
+            flow_hash: self.flow_hash,
+            ..Default::default()
+        };
+        if self.ts_ok {
+            pkt.has_ts = true;
+            pkt.ts_val = p.rtt.tick(now);
+            pkt.ts_ecr = self.ts_recent;
+        }
+        pkt
+    }
+
+    fn window_field(&self, p: &TcpParams, syn: bool) -> u16 {
+        let shift = if syn { 0 } else { self.rcv_scale };
+        (p.rcv_buffer >> shift).min(65535) as u16
+    }
+
+    /// Attach ACK fields (ack number, window, ECE, SACK blocks) to `pkt`.
+    fn fill_ack(&mut self, pkt: &mut Packet, p: &TcpParams) {
+        pkt.flags |= flags::ACK;
+        pkt.ack = self.rcv_nxt;
+        pkt.window = self.window_field(p, false);
+        let ece = match self.cc.ecn_mode() {
+            _ if !self.ecn_ok => false,
+            EcnMode::Dctcp => self.ce_state,
+            EcnMode::Classic => self.ece_latched,
+            EcnMode::Off => false,
+        };
+        if ece {
+            pkt.flags |= flags::ECE;
+        }
+        if self.sack_ok && !self.ooo.is_empty() {
+            let max = if self.ts_ok { MAX_SACK_BLOCKS_TS } else { MAX_SACK_BLOCKS };
+            let mut n = 0;
+            for &(a, b) in self.recent_blocks.iter() {
+                if n == max || a >= b {
+                    break;
+                }
+                pkt.sack[n] = (a, b);
+                n += 1;
+            }
+            pkt.nsack = n as u8;
+        }
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.ack_now = false;
+        self.delack_timer.cancel();
+    }
+
+    fn send_syn(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut, synack: bool) {
+        let mut pkt = self.base_packet(now, p);
+        pkt.seq = 0;
+        pkt.flags = flags::SYN;
+        pkt.syn_mss = p.mss_option;
+        pkt.window = self.window_field(p, true);
+        if synack {
+            // Options only if the peer offered them (RFC 7323, 2018).
+            pkt.has_ts = self.ts_ok;
+            pkt.ts_val = p.rtt.tick(now);
+            pkt.ts_ecr = self.ts_recent;
+            pkt.syn_sack_perm = self.sack_ok;
+            pkt.syn_wscale = if self.window_scale_agreed { Some(self.rcv_scale) } else { None };
+            if self.ecn_ok {
+                pkt.flags |= flags::ECE;
+            }
+            pkt.flags |= flags::ACK;
+            pkt.ack = self.rcv_nxt;
+        } else {
+            pkt.has_ts = p.timestamps;
+            pkt.ts_val = p.rtt.tick(now);
+            pkt.ts_ecr = 0;
+            pkt.syn_sack_perm = p.sack;
+            pkt.syn_wscale = if p.window_scale { Some(p.own_wscale()) } else { None };
+            if p.ecn {
+                pkt.flags |= flags::ECE | flags::CWR;
+            }
+        }
+        if self.cc.ecn_mode() == EcnMode::Dctcp && p.ecn {
+            pkt.ecn = Ecn::Ect0; // DCTCP (as in Linux) sends every packet ECT
+        }
+        if self.timed.is_none() && !self.syn_retransmitted {
+            self.timed = Some((1, p.rtt.tick(now)));
+        }
+        self.stats.segments_sent += 1;
+        out.packets.push(pkt);
+        self.arm_rto_if_idle(now, p);
+    }
+
+    // ---- timers --------------------------------------------------------------------
+
+    fn arm_rto_if_idle(&mut self, now: SimTime, p: &TcpParams) {
+        if self.rto_timer.deadline.is_none() {
+            self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+        }
+    }
+
+    fn restart_rto(&mut self, now: SimTime, p: &TcpParams) {
+        if self.snd_una >= self.snd_max {
+            self.rto_timer.cancel();
+        } else {
+            self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, p: &TcpParams, out: &mut TcpOut) {
+        match kind {
+            TimerKind::DelAck => {
+                if self.state == State::Established && self.last_ack_sent < self.rcv_nxt || self.unacked_segments > 0 {
+                    self.send_pure_ack(now, p, out);
+                }
+            }
+            TimerKind::Rto => self.on_rto(now, p, out),
+        }
+    }
+
+    fn on_rto(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.stats.timeouts += 1;
+        self.rtt.backoff = (self.rtt.backoff + 1).min(62);
+        self.timed = None; // Karn
+        match self.state {
+            State::SynSent => {
+                self.syn_retransmitted = true;
+                self.send_syn(now, p, out, false);
+                return;
+            }
+            State::SynRcvd => {
+                self.syn_retransmitted = true;
+                self.send_syn(now, p, out, true);
+                return;
+            }
+            State::Listen => return,
+            State::Established => {}
+        }
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
+        self.cc.on_timeout(self.flight_size(), self.mss as u64);
+        self.recovery = Recovery::Open;
+        self.dupacks = 0;
+        self.high_rxt = self.snd_una;
+        // Go back N from the first unacknowledged byte (SACKed ranges are skipped).
+        self.snd_nxt = self.snd_una;
+        self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+        self.try_send(now, p, out);
+    }
+
+    // ---- receiving -------------------------------------------------------------------
+
+    pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        if pkt.has(flags::SYN) {
+            self.on_syn(now, pkt, p, out);
+            return;
+        }
+        if self.state == State::SynRcvd && pkt.has(flags::ACK) && pkt.ack >= 1 {
+            self.become_established(now, out);
+            self.snd_una = 1;
+            self.snd_nxt = self.snd_nxt.max(1);
+            if self.ts_ok && pkt.has_ts && !self.syn_retransmitted {
+                self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+            } else if let Some((_, t)) = self.timed.take() {
+                if !self.syn_retransmitted {
+                    self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+                }
+            }
+            self.init_cwnd(p);
+            self.rto_timer.cancel();
+        }
+        if self.state != State::Established {
+            return;
+        }
+        // RFC 7323 §4.3: remember the peer's timestamp to echo.
+        if self.ts_ok && pkt.has_ts && pkt.seq <= self.last_ack_sent && (pkt.ts_val.wrapping_sub(self.ts_recent) as i32) >= 0 {
+            self.ts_recent = pkt.ts_val;
+        }
+        if pkt.payload > 0 || pkt.has(flags::FIN) {
+            self.receive_data(now, pkt, p, out);
+        }
+        if pkt.has(flags::ACK) {
+            self.on_ack(now, pkt, p, out);
+        }
+    }
+
+    fn become_established(&mut self, now: SimTime, out: &mut TcpOut) {
+        self.state = State::Established;
+        self.established_at = Some(now);
+        out.established = true;
+    }
+
+    fn init_cwnd(&mut self, p: &TcpParams) {
+        // RFC 5681 §3.1: if the SYN or SYN-ACK was retransmitted, IW = 1 segment.
+        let iw = if self.syn_retransmitted { 1 } else { p.initial_cwnd as u64 };
+        self.cc.init(iw * self.mss as u64);
+    }
+
+    fn negotiate(&mut self, pkt: &Packet, p: &TcpParams) {
+        self.ts_ok = p.timestamps && pkt.has_ts;
+        self.sack_ok = p.sack && pkt.syn_sack_perm;
+        self.window_scale_agreed = p.window_scale && pkt.syn_wscale.is_some();
+        if self.window_scale_agreed {
+            self.snd_scale = pkt.syn_wscale.unwrap().min(14);
+            self.rcv_scale = p.own_wscale();
+        }
+        let peer_mss = pkt.syn_mss as u32;
+        let our = p.mss_option as u32;
+        self.mss = our.min(peer_mss) - if self.ts_ok { OPT_TIMESTAMPS as u32 } else { 0 };
+        self.snd_wnd = pkt.window as u64; // SYN windows are never scaled
+        if self.ts_ok {
+            self.ts_recent = pkt.ts_val;
+        }
+    }
+
+    fn on_syn(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        match self.state {
+            State::Listen if !pkt.has(flags::ACK) => {
+                self.negotiate(pkt, p);
+                self.ecn_ok = p.ecn && pkt.has(flags::ECE) && pkt.has(flags::CWR);
+                self.rcv_nxt = 1;
+                self.snd_una = 0;
+                self.snd_nxt = 1;
+                self.snd_max = 1;
+                self.state = State::SynRcvd;
+                self.send_syn(now, p, out, true);
+            }
+            State::SynRcvd if !pkt.has(flags::ACK) => {
+                // Retransmitted SYN: answer again.
+                self.send_syn(now, p, out, true);
+            }
+            State::SynSent if pkt.has(flags::ACK) && pkt.ack == 1 => {
+                self.negotiate(pkt, p);
+                self.ecn_ok = p.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
+                self.rcv_nxt = 1;
+                self.snd_una = 1;
+                if self.ts_ok && !self.syn_retransmitted {
+                    self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+                } else if let Some((_, t)) = self.timed.take() {
+                    if !self.syn_retransmitted {
+                        self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+                    }
+                }
+                self.timed = None;
+                self.init_cwnd(p);
+                self.rto_timer.cancel();
+                self.become_established(now, out);
+                // The handshake's third segment is a pure ACK; data follows.
+                self.send_pure_ack(now, p, out);
+            }
+            State::Established if pkt.has(flags::ACK) => {
+                // Retransmitted SYN-ACK (our ACK was lost): re-ACK it.
+                self.send_pure_ack(now, p, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn receive_data(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        let start = pkt.seq;
+        let end = pkt.seq + pkt.payload as u64;
+        if pkt.has(flags::FIN) {
+            self.fin_seq = Some(end);
+        }
+        // ECN feedback state (before the ACK for this packet is decided).
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
+            self.stats.ce_received += 1;
+        }
+        if self.ecn_ok {
+            match self.cc.ecn_mode() {
+                EcnMode::Dctcp => {
+                    if ce != self.ce_state {
+                        // RFC 8257 §3.2: on a CE state change with an ACK held
+                        // back, send that ACK at once with the old state.
+                        if self.unacked_segments > 0 {
+                            self.send_pure_ack(now, p, out);
+                        }
+                        self.ce_state = ce;
+                    }
+                }
+                EcnMode::Classic => {
+                    if pkt.has(flags::CWR) {
+                        self.ece_latched = false;
+                    }
+                    if ce {
+                        self.ece_latched = true;
+                    }
+                }
+                EcnMode::Off => {}
+            }
+        }
+
+        let had_holes = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        if end <= self.rcv_nxt && pkt.payload > 0 || (start > self.rcv_nxt && self.ooo.covers(start, end)) {
+            self.stats.duplicate_segments_received += 1;
+            self.ack_now = true;
+        } else if start <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(end);
+            // Pull in out-of-order data that is now contiguous.
+            while let Some((a, b)) = self.ooo.first() {
+                if a > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(b);
+                self.ooo.remove_below(b);
+            }
+            self.ooo.remove_below(self.rcv_nxt);
+            self.prune_recent_blocks();
+            if had_holes {
+                self.ack_now = true;
+            }
+        } else if pkt.payload > 0 {
+            let (_, block) = self.ooo.insert(start, end);
+            self.note_recent_block(block);
+            self.ack_now = true;
+        }
+        let delivered = self.rcv_nxt - before;
+        if let Some(f) = self.fin_seq {
+            if self.rcv_nxt == f {
+                self.rcv_nxt = f + 1; // the FIN occupies one sequence number
+                self.ack_now = true;
+            }
+        }
+        out.delivered += delivered;
+        if pkt.payload > 0 {
+            self.unacked_segments += 1;
+            if self.unacked_segments >= p.delack_count || !p.delack {
+                self.ack_now = true;
+            } else if self.delack_timer.deadline.is_none() {
+                self.delack_timer.arm(now + p.delack_timeout);
+            }
+        }
+    }
+
+    fn note_recent_block(&mut self, block: (u64, u64)) {
+        // Move the block containing the newest segment to the front (RFC 2018 §4).
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        blocks[0] = block;
+        let mut n = 1;
+        for &(a, b) in self.recent_blocks.iter() {
+            if a >= b || n == MAX_SACK_BLOCKS {
+                continue;
+            }
+            // Skip blocks merged into the new one.
+            if a >= block.0 && b <= block.1 {
+                continue;
+            }
+            blocks[n] = (a, b);
+            n += 1;
+        }
+        self.recent_blocks = blocks;
+    }
+
+    fn prune_recent_blocks(&mut self) {
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for &(a, b) in self.recent_blocks.iter() {
+            if a < b && b > self.rcv_nxt && self.ooo.covers(a.max(self.rcv_nxt), b) {
+                blocks[n] = (a.max(self.rcv_nxt), b);
+                n += 1;
+            }
+        }
+        self.recent_blocks = blocks;
+    }
+
+    fn on_ack(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        let ack = pkt.ack;
+        if ack > self.snd_max {
+            return; // acknowledges something never sent
+        }
+        let ece = self.ecn_ok && pkt.has(flags::ECE);
+        let old_wnd = self.snd_wnd;
+        if ack >= self.snd_una {
+            self.snd_wnd = (pkt.window as u64) << self.snd_scale;
+        }
+        let mut newly_sacked = 0;
+        if self.sack_ok {
+            for &(a, b) in &pkt.sack[..pkt.nsack as usize] {
+                let a = a.max(ack);
+                let b = b.min(self.snd_max);
+                if a < b {
+                    newly_sacked += self.scoreboard.insert(a, b).0;
+                }
+            }
+        }
+        let mss = self.mss as u64;
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
+            if self.ts_ok && pkt.has_ts {
+                self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+            } else if let Some((seq, t)) = self.timed {
+                if ack >= seq {
+                    self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+                    self.timed = None;
+                }
+            }
+            self.snd_una = ack;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            self.scoreboard.remove_below(ack);
+            if self.high_rxt < ack {
+                self.high_rxt = ack;
+            }
+            self.dupacks = 0;
+            self.cc.on_ack_bytes(acked, ece, self.snd_una, self.snd_max);
+            match self.recovery {
+                Recovery::Fast { recover } if ack >= recover => {
+                    // Full acknowledgement: leave recovery (RFC 6582 §3.2 (3), RFC 6675 §5).
+                    self.recovery = Recovery::Open;
+                    self.cc.exit_recovery(self.flight_size(), mss);
+                }
+                Recovery::Fast { .. } => {
+                    if !self.sack_ok {
+                        // NewReno partial ACK (RFC 6582 §3.2 (5)): retransmit the
+                        // next hole, deflate by the amount acked, add back one SMSS.
+                        self.retransmit_at(now, self.snd_una, p, out);
+                        self.cc.partial_ack_deflate(acked, mss);
+                    }
+                }
+                Recovery::Open => {
+                    if !ece {
+                        self.cc.grow(acked, mss);
+                    }
+                }
+            }
+            self.restart_rto(now, p);
+        } else if ack == self.snd_una
+            && self.snd_una < self.snd_max
+            && pkt.payload == 0
+            && !pkt.has(flags::FIN)
+            && (if self.sack_ok { newly_sacked > 0 } else { self.snd_wnd == old_wnd })
+        {
+            self.dupacks += 1;
+            match self.recovery {
+                Recovery::Open => {
+                    if self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p)) {
+                        self.enter_recovery(now, p, out);
+                    }
+                }
+                Recovery::Fast { .. } => {
+                    if !self.sack_ok {
+                        self.cc.inflate(mss); // RFC 6582 §3.2 (4)
+                    }
+                }
+            }
+        }
+        // ECN-Echo: reduce at most once per window, not during loss recovery.
+        if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.flight_size(), mss) {
+            self.stats.ecn_reductions += 1;
+        }
+        if out.trace_enabled {
+            out.trace.push(TraceRow {
+                time: now,
+                conn: self.conn,
+                side: self.side,
+                cwnd: self.cc.cwnd,
+                ssthresh: self.cc.ssthresh,
+                srtt: self.rtt.srtt,
+                rttvar: self.rtt.rttvar,
+                rto: self.rtt.rto(&p.rtt),
+                in_flight: self.flight_size(),
+            });
+        }
+        self.try_send(now, p, out);
+    }
+
+    // ---- loss recovery (RFC 6675 / RFC 6582) -------------------------------------
+
+    /// Lowest sequence number that is *not* deemed lost: every un-SACKed byte
+    /// below it is lost (RFC 6675 IsLost: more than (DupThresh-1)*SMSS bytes,
+    /// or DupThresh discontiguous ranges, SACKed above it).
+    fn lost_boundary(&self, p: &TcpParams) -> u64 {
+        let threshold = (p.dupthresh as u64 - 1) * self.mss as u64;
+        let mut acc = 0u64;
+        let mut by_bytes = 0u64;
+        for &(a, b) in self.scoreboard.iter().rev() {
+            if acc + (b - a) > threshold {
+                by_bytes = b - (threshold - acc);
+                break;
+            }
+            acc += b - a;
+        }
+        let by_count = if self.scoreboard.len() >= p.dupthresh as usize {
+            self.scoreboard.iter().rev().nth(p.dupthresh as usize - 1).map(|r| r.0).unwrap_or(0)
+        } else {
+            0
+        };
+        by_bytes.max(by_count)
+    }
+
+    fn is_lost(&self, seq: u64, p: &TcpParams) -> bool {
+        seq < self.lost_boundary(p)
+    }
+
+    /// RFC 6675 SetPipe, in bytes.
+    fn pipe(&self, p: &TcpParams) -> u64 {
+        let lost = self.lost_boundary(p).max(self.snd_una).min(self.snd_max);
+        let rexmitted_end = self.high_rxt.clamp(self.snd_una, self.snd_max);
+        let unsacked = |a: u64, b: u64| (b - a) - self.scoreboard.covered_in(a, b);
+        unsacked(self.snd_una, rexmitted_end) + unsacked(lost, self.snd_max)
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.stats.fast_retransmits += 1;
+        self.recovery = Recovery::Fast { recover: self.snd_max };
+        let mss = self.mss as u64;
+        self.cc.enter_recovery(self.flight_size(), mss, self.sack_ok, self.snd_max);
+        self.high_rxt = self.snd_una;
+        // Retransmit the first segment presumed lost, whatever the window.
+        self.retransmit_at(now, self.snd_una, p, out);
+    }
+
+    /// Retransmit one segment starting at `seq` (up to SMSS, stopping at the
+    /// next SACKed range).
+    fn retransmit_at(&mut self, now: SimTime, seq: u64, p: &TcpParams, out: &mut TcpOut) -> u64 {
+        let mut end = (seq + self.mss as u64).min(self.data_end().max(seq));
+        if let Some((a, _)) = self.scoreboard.next_covered_from(seq) {
+            if a > seq {
+                end = end.min(a);
+            }
+        }
+        let fin = self.fin_queued && end == self.data_end() && seq <= self.data_end();
+        if end <= seq && !fin {
+            return 0;
+        }
+        self.stats.retransmits += 1;
+        self.timed = None; // Karn: no sample from a retransmitted range
+        self.high_rxt = self.high_rxt.max(end + fin as u64);
+        self.emit_segment(now, seq, end, fin, true, p, out);
+        end - seq
+    }
+
+    // ---- sending ------------------------------------------------------------------------
+
+    fn emit_segment(&mut self, now: SimTime, seq: u64, end: u64, fin: bool, retx: bool, p: &TcpParams, out: &mut TcpOut) {
+        let mut pkt = self.base_packet(now, p);
+        pkt.seq = seq;
+        pkt.payload = (end - seq) as u32;
+        pkt.is_retx = retx;
+        if fin {
+            pkt.flags |= flags::FIN;
+        }
+        if pkt.payload > 0 {
+            pkt.flags |= flags::PSH * (end == self.data_end()) as u8;
+        }
+        self.fill_ack(&mut pkt, p);
+        if self.ecn_ok {
+            let ect = match self.cc.ecn_mode() {
+                EcnMode::Dctcp => true,                  // Linux DCTCP: every packet ECT
+                EcnMode::Classic => !retx && pkt.payload > 0, // RFC 3168 §6.1.5
+                EcnMode::Off => false,
+            };
+            if ect {
+                pkt.ecn = Ecn::Ect0;
+            }
+            if self.cc.take_cwr(!retx && pkt.payload > 0) {
+                pkt.flags |= flags::CWR;
+            }
+        }
+        let seq_end = end + fin as u64;
+        if !retx && self.timed.is_none() && !self.ts_ok && pkt.payload > 0 {
+            self.timed = Some((seq_end, p.rtt.tick(now)));
+        }
+        if seq_end > self.snd_max {
+            self.snd_max = seq_end;
+        }
+        self.stats.segments_sent += 1;
+        self.stats.data_bytes_sent += pkt.payload as u64;
+        out.packets.push(pkt);
+        self.arm_rto_if_idle(now, p);
+    }
+
+    fn send_pure_ack(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        let mut pkt = self.base_packet(now, p);
+        pkt.seq = self.snd_nxt.max(self.snd_una).min(self.snd_max);
+        self.fill_ack(&mut pkt, p);
+        if self.ecn_ok && self.cc.ecn_mode() == EcnMode::Dctcp {
+            pkt.ecn = Ecn::Ect0;
+        }
+        self.stats.segments_sent += 1;
+        out.packets.push(pkt);
+    }
+
+    /// Send what the windows allow, then a pure ACK if one is owed.
+    pub fn flush(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        if self.state == State::Established {
+            let before = out.packets.len();
+            self.try_send(now, p, out);
+            if self.ack_now && out.packets.len() == before {
+                self.send_pure_ack(now, p, out);
+            }
+        }
+    }
+
+    fn try_send(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        if self.state != State::Established {
+            return;
+        }
+        match self.recovery {
+            Recovery::Fast { .. } if self.sack_ok => self.send_sack_recovery(now, p, out),
+            _ => self.send_window(now, p, out),
+        }
+    }
+
+    /// RFC 6675 §5 step (C): while cwnd - pipe >= 1 SMSS, send NextSeg().
+    fn send_sack_recovery(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        let mss = self.mss as u64;
+        let mut pipe = self.pipe(p);
+        let lost = self.lost_boundary(p);
+        for _ in 0..100_000 {
+            if self.cc.cwnd < pipe + mss {
+                break;
+            }
+            // Rule 1: the first un-SACKed byte above HighRxt that is lost.
+            let s1 = self.first_unsacked_from(self.high_rxt.max(self.snd_una));
+            if s1 < lost && s1 < self.snd_max {
+                let n = self.retransmit_at(now, s1, p, out);
+                if n == 0 {
+                    break;
+                }
+                pipe += n;
+                continue;
+            }
+            // Rule 2: new data, within the receive window.
+            if self.snd_max < self.data_end() && self.snd_max < self.snd_una + self.snd_wnd {
+                let seq = self.snd_max;
+                let end = (seq + mss).min(self.data_end()).min(self.snd_una + self.snd_wnd);
+                let fin = self.fin_queued && end == self.data_end();
+                self.snd_nxt = end + fin as u64;
+                self.emit_segment(now, seq, end, fin, false, p, out);
+                pipe += end - seq;
+                continue;
+            }
+            // Rule 3: an un-SACKed byte above HighRxt that is not yet deemed lost.
+            if s1 < self.snd_max {
+                let n = self.retransmit_at(now, s1, p, out);
+                if n == 0 {
+                    break;
+                }
+                pipe += n;
+                continue;
+            }
+            break;
+        }
+    }
+
+    fn first_unsacked_from(&self, mut seq: u64) -> u64 {
+        while let Some((a, b)) = self.scoreboard.next_covered_from(seq) {
+            if a <= seq {
+                seq = b;
+            } else {
+                break;
+            }
+        }
+        seq
+    }
+
+    /// Normal sending (and NewReno recovery with the inflated window, and
+    /// go-back-N after a timeout): send while snd_nxt is inside
+    /// snd_una + min(cwnd, rwnd).
+    fn send_window(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        let mss = self.mss as u64;
+        let limited_transmit =
+            if p.limited_transmit && self.recovery == Recovery::Open && self.dupacks > 0 && self.dupacks < p.dupthresh {
+                self.dupacks as u64 * mss // RFC 3042: one new segment per duplicate ACK
+            } else {
+                0
+            };
+        let limit = self.snd_una + (self.cc.cwnd + limited_transmit).min(self.snd_wnd);
+        loop {
+            // Skip ranges the receiver already holds (go-back-N after a timeout).
+            self.snd_nxt = self.first_unsacked_from(self.snd_nxt);
+            let seq = self.snd_nxt;
+            let data_end = self.data_end();
+            let retx = seq < self.snd_max;
+            if seq >= data_end {
+                // Only the FIN may be left: send it if queued and not yet sent
+                // (or being resent).
+                if seq == data_end && self.fin_queued && (retx || self.snd_max == data_end) {
+                    if retx {
+                        self.stats.retransmits += 1;
+                    }
+                    self.emit_segment(now, seq, seq, true, retx, p, out);
+                    self.snd_nxt = seq + 1;
+                }
+                return;
+            }
+            let mut end = (seq + mss).min(data_end);
+            if retx {
+                if let Some((a, _)) = self.scoreboard.next_covered_from(seq) {
+                    end = end.min(a.max(seq + 1));
+                }
+            }
+            if end > limit {
+                // Window-limited: a partial segment only when nothing is in
+                // flight, so that a window below one SMSS cannot stall us.
+                if limit <= seq || self.snd_una < self.snd_max {
+                    return;
+                }
+                end = limit;
+            }
+            if !retx && end - seq < mss && p.nagle && self.snd_una < self.snd_max {
+                return; // Nagle: hold a small segment while data is unacknowledged
+            }
+            let fin = self.fin_queued && end == data_end;
+            if retx {
+                self.stats.retransmits += 1;
+                self.timed = None; // Karn
+            }
+            self.emit_segment(now, seq, end, fin, retx, p, out);
+            self.snd_nxt = end + fin as u64;
+        }
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.recovery != Recovery::Open
+    }
+}

@@ -1,0 +1,199 @@
+//! Building the network from the scenario: hosts, switches, full-duplex links
+//! (one egress [`Port`] per direction) and shortest-path forwarding tables.
+
+use crate::aqm::Aqm;
+use crate::config::{Dumbbell, NicBuffer, Scenario, Star, Topology};
+use crate::port::{Capacity, Port};
+use dcsim_engine::{Dur, Rate, Rng, StreamId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+/// Random stream kinds (see [`dcsim_engine::rng`]).
+pub mod streams {
+    pub const AQM: u32 = 1;
+    pub const TCP_ISN: u32 = 2;
+    pub const FLOW_HASH: u32 = 3;
+}
+
+pub struct Network {
+    /// Hosts are nodes 0..num_hosts; switches follow.
+    pub num_hosts: u32,
+    pub kinds: Vec<NodeKind>,
+    pub ports: Vec<Port>,
+    /// For each node, the ports it owns.
+    pub node_ports: Vec<Vec<u32>>,
+    /// The port on the other side of each port's link (the reverse direction).
+    pub reverse: Vec<u32>,
+    /// Forwarding: for switch node s (index s - num_hosts) and destination host
+    /// h, `fib[(s - num_hosts) * num_hosts + h]` is a range into `fib_ports`
+    /// of the equal-cost next-hop ports.
+    fib: Vec<(u32, u32)>,
+    fib_ports: Vec<u32>,
+}
+
+struct Builder<'a> {
+    scenario: &'a Scenario,
+    net: Network,
+}
+
+impl<'a> Builder<'a> {
+    fn add_switch(&mut self) -> u32 {
+        self.net.kinds.push(NodeKind::Switch);
+        self.net.node_ports.push(Vec::new());
+        self.net.kinds.len() as u32 - 1
+    }
+
+    fn port_for(&mut self, node: u32, peer: u32, rate: Rate, delay: Dur) -> u32 {
+        let id = self.net.ports.len() as u32;
+        let s = self.scenario;
+        let (capacity, aqm) = match self.net.kinds[node as usize] {
+            NodeKind::Host => {
+                let cap = match s.host.nic_buffer {
+                    NicBuffer::Unlimited => Capacity::Unlimited,
+                    NicBuffer::Limited(q) => Capacity::Limited(q),
+                };
+                (cap, Aqm::DropTail)
+            }
+            NodeKind::Switch => {
+                let rng = Rng::stream(s.run.seed, StreamId { kind: streams::AQM, index: id as u64 });
+                let mtu_time = rate.tx_time(s.max_frame_bytes());
+                (Capacity::Limited(s.switch.buffer), Aqm::new(&s.switch.aqm, mtu_time, rng))
+            }
+        };
+        self.net.ports.push(Port::new(node, peer, rate, delay, capacity, aqm));
+        self.net.node_ports[node as usize].push(id);
+        id
+    }
+
+    /// A full-duplex link: one egress port at each end.
+    fn connect(&mut self, a: u32, b: u32, rate: Rate, delay: Dur) {
+        let pa = self.port_for(a, b, rate, delay);
+        let pb = self.port_for(b, a, rate, delay);
+        self.net.reverse.push(pb);
+        self.net.reverse.push(pa);
+    }
+}
+
+impl Network {
+    pub fn build(s: &Scenario) -> Network {
+        let h = s.topology.num_hosts();
+        let net = Network {
+            num_hosts: h,
+            kinds: vec![NodeKind::Host; h as usize],
+            ports: Vec::new(),
+            node_ports: vec![Vec::new(); h as usize],
+            reverse: Vec::new(),
+            fib: Vec::new(),
+            fib_ports: Vec::new(),
+        };
+        let mut b = Builder { scenario: s, net };
+        match &s.topology {
+            Topology::Star(Star { hosts, link_rate, link_delay }) => {
+                let sw = b.add_switch();
+                for host in 0..*hosts {
+                    b.connect(host, sw, link_rate.0, link_delay.0);
+                }
+            }
+            Topology::Dumbbell(Dumbbell { senders, receivers, access_rate, access_delay, bottleneck_rate, bottleneck_delay }) => {
+                let left = b.add_switch();
+                let right = b.add_switch();
+                for host in 0..*senders {
+                    b.connect(host, left, access_rate.0, access_delay.0);
+                }
+                b.connect(left, right, bottleneck_rate.0, bottleneck_delay.0);
+                for host in *senders..senders + receivers {
+                    b.connect(host, right, access_rate.0, access_delay.0);
+                }
+            }
+        }
+        let mut net = b.net;
+        net.compute_fib();
+        net
+    }
+
+    /// Shortest-path next hops (by hop count) from every switch to every host,
+    /// by one breadth-first search per destination host.
+    fn compute_fib(&mut self) {
+        let n = self.kinds.len();
+        let hosts = self.num_hosts as usize;
+        let switches = n - hosts;
+        self.fib = vec![(0, 0); switches * hosts];
+        self.fib_ports.clear();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = std::collections::VecDeque::new();
+        for dst in 0..hosts {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dst] = 0;
+            frontier.clear();
+            frontier.push_back(dst as u32);
+            while let Some(u) = frontier.pop_front() {
+                // Hosts do not forward: only expand from the destination and switches.
+                if u as usize != dst && self.kinds[u as usize] == NodeKind::Host {
+                    continue;
+                }
+                for &p in &self.node_ports[u as usize] {
+                    let v = self.ports[p as usize].peer;
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            for s in hosts..n {
+                let start = self.fib_ports.len() as u32;
+                if dist[s] != u32::MAX {
+                    for &p in &self.node_ports[s] {
+                        let v = self.ports[p as usize].peer as usize;
+                        if dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                            self.fib_ports.push(p);
+                        }
+                    }
+                }
+                let count = self.fib_ports.len() as u32 - start;
+                self.fib[(s - hosts) * hosts + dst] = (start, count);
+            }
+        }
+    }
+
+    /// The egress port a switch uses toward `dst` for a flow with `flow_hash`.
+    #[inline]
+    pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> u32 {
+        let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
+        debug_assert!(count > 0, "no route from switch {switch} to host {dst}");
+        let pick = if count == 1 { 0 } else { mix32(flow_hash ^ switch.wrapping_mul(0x9E37_79B9)) % count };
+        self.fib_ports[(start + pick) as usize]
+    }
+
+    /// The host's NIC port (hosts have exactly one).
+    #[inline]
+    pub fn nic(&self, host: u32) -> u32 {
+        self.node_ports[host as usize][0]
+    }
+
+    /// The ports a flow's packets traverse from `src` to `dst`.
+    pub fn path(&self, src: u32, dst: u32, flow_hash: u32) -> Vec<u32> {
+        let mut path = vec![self.nic(src)];
+        let mut node = self.ports[path[0] as usize].peer;
+        while node != dst {
+            let p = self.next_port(node, dst, flow_hash);
+            path.push(p);
+            node = self.ports[p as usize].peer;
+            assert!(path.len() <= self.kinds.len(), "routing loop");
+        }
+        path
+    }
+}
+
+/// A 32-bit finaliser (murmur3 fmix32) to spread hashes over next hops.
+#[inline]
+pub fn mix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}

@@ -1,0 +1,853 @@
+//! The world: every component, the event queue, and the one `dispatch` that
+//! moves packets between them.
+
+use crate::config::{bulk_pairs, Bulk, Flows, Incast, SamplePorts, Scenario, Workload};
+use crate::packet::{Packet, PacketPool, PktId};
+use crate::port::Offer;
+use crate::results::{Col, Table};
+use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
+use crate::topology::{streams, Network, NodeKind};
+use crate::units::FlowSize;
+use dcsim_engine::{Dur, EventQueue, Rng, SimTime, StreamId};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A port finished serialising its current frame.
+    TxDone(u32),
+    /// The head frame on a port's link reached the other end.
+    LinkArrive(u32),
+    /// The head of a switch's forwarding-latency line is due at its egress port.
+    SwitchOut(u32),
+    Timer { ep: u32, kind: TimerKind, gen: u32 },
+    FlowStart(u32),
+    /// Incast app: open connections (before round 1) or start the next round.
+    IncastNext(u32),
+    Sample,
+    Stop,
+}
+
+/// Shared with another thread to watch a run and to cancel it.
+#[derive(Default)]
+pub struct Progress {
+    pub now_ps: AtomicU64,
+    pub events: AtomicU64,
+    /// Fraction of the run done, as f64 bits.
+    pub fraction_bits: AtomicU64,
+    pub cancel: AtomicBool,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> f64 {
+        f64::from_bits(self.fraction_bits.load(Ordering::Relaxed))
+    }
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    Cancelled,
+}
+
+pub struct RunOutput {
+    pub tables: Vec<Table>,
+    pub summary: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RunOutput {
+    pub fn table(&self, name: &str) -> &Table {
+        self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no table {name}"))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlowKind {
+    Bulk,
+    Response,
+}
+
+struct FlowRec {
+    workload: u32,
+    kind: FlowKind,
+    src: u32,
+    dst: u32,
+    size: Option<u64>,
+    start: SimTime,
+    conn: u32,
+    /// Bytes of this flow delivered in order at the destination.
+    received: u64,
+    end: Option<SimTime>,
+    round: u32,
+    /// Sender and receiver counters when the flow started (for deltas on
+    /// persistent connections).
+    sender_at_start: TcpStats,
+    receiver_at_start: TcpStats,
+    new_connection: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ConnApp {
+    Bulk { flow: u32 },
+    Incast { app: u32, slot: u32 },
+}
+
+struct IncastApp {
+    workload: u32,
+    querier: u32,
+    query: u64,
+    rounds: u32,
+    think: Dur,
+    /// Per connection slot: conn id, responder host, response bytes.
+    conns: Vec<u32>,
+    responder_of: Vec<u32>,
+    response: Vec<u64>,
+    established: u32,
+    round: u32,
+    round_start: SimTime,
+    pending: u32,
+    /// Querier side: response bytes received per slot (cumulative).
+    got: Vec<u64>,
+    /// Responder side: query bytes received and responses written per slot.
+    query_bytes_seen: Vec<u64>,
+    responses_written: Vec<u64>,
+    /// Flow record of the current round per slot.
+    flow_of_slot: Vec<u32>,
+    stats_at_round_start: Vec<TcpStats>,
+    done: bool,
+}
+
+struct QueryRow {
+    workload: u32,
+    round: u32,
+    start: SimTime,
+    end: SimTime,
+    responders: u32,
+    timeouts: u64,
+    retransmits: u64,
+}
+
+struct QueueSamples {
+    time: Vec<f64>,
+    port: Vec<u32>,
+    bytes: Vec<u64>,
+    packets: Vec<u64>,
+}
+
+pub struct World<'a> {
+    scenario: &'a Scenario,
+    q: EventQueue<Ev>,
+    net: Network,
+    pool: PacketPool,
+    /// Per switch (index node - num_hosts): frames waiting out the forwarding latency.
+    fwd_line: Vec<VecDeque<(SimTime, PktId, u32)>>,
+    fwd_latency: Dur,
+    preamble_ifg: bool,
+    tcp: TcpParams,
+    eps: Vec<Endpoint>,
+    conn_app: Vec<ConnApp>,
+    flows: Vec<FlowRec>,
+    incast: Vec<IncastApp>,
+    queries: Vec<QueryRow>,
+    out: TcpOut,
+    isn_rng: Rng,
+    hash_rng: Rng,
+    unfinished: u64,
+    stop_reason: Option<&'static str>,
+    sampled_ports: Vec<u32>,
+    samples: QueueSamples,
+    sample_interval: Dur,
+    // Packet conservation.
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+}
+
+impl<'a> World<'a> {
+    pub fn new(s: &'a Scenario) -> World<'a> {
+        let net = Network::build(s);
+        let switches = net.kinds.len() - net.num_hosts as usize;
+        let sampled_ports: Vec<u32> = (0..net.ports.len() as u32)
+            .filter(|&p| {
+                s.output.queue_sample_ports == SamplePorts::All
+                    || net.kinds[net.ports[p as usize].node as usize] == NodeKind::Switch
+            })
+            .collect();
+        let mut w = World {
+            scenario: s,
+            q: EventQueue::new(),
+            net,
+            pool: PacketPool::default(),
+            fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
+            fwd_latency: s.switch.forwarding_latency.0,
+            preamble_ifg: s.link.preamble_ifg,
+            tcp: TcpParams::from_scenario(s),
+            eps: Vec::new(),
+            conn_app: Vec::new(),
+            flows: Vec::new(),
+            incast: Vec::new(),
+            queries: Vec::new(),
+            out: TcpOut { trace_enabled: s.output.tcp_trace, ..Default::default() },
+            isn_rng: Rng::stream(s.run.seed, StreamId { kind: streams::TCP_ISN, index: 0 }),
+            hash_rng: Rng::stream(s.run.seed, StreamId { kind: streams::FLOW_HASH, index: 0 }),
+            unfinished: 0,
+            stop_reason: None,
+            sampled_ports,
+            samples: QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() },
+            sample_interval: s.output.queue_sample_interval.0,
+            packets_created: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
+        };
+        w.install_workloads();
+        if let Some(d) = s.run.duration {
+            w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
+        }
+        if w.sample_interval > Dur::ZERO && !w.sampled_ports.is_empty() {
+            w.q.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        w
+    }
+
+    fn install_workloads(&mut self) {
+        for (wi, w) in self.scenario.workload.iter().enumerate() {
+            let wi = wi as u32;
+            match w {
+                Workload::Bulk(Bulk { src, dst, size, start, stagger, pairing }) => {
+                    for (k, (s, d)) in bulk_pairs(src, dst, *pairing).into_iter().enumerate() {
+                        let at = SimTime::ZERO + start.0 + stagger.0.saturating_mul(k as u64);
+                        self.add_bulk_flow(wi, s, d, *size, at);
+                    }
+                }
+                Workload::Flows(Flows { flows }) => {
+                    for f in flows {
+                        self.add_bulk_flow(wi, f.src, f.dst, f.size, SimTime::ZERO + f.start.0);
+                    }
+                }
+                Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, think_time, start, connections_per_responder }) => {
+                    let app = self.incast.len() as u32;
+                    let k = *connections_per_responder as u64;
+                    let mut a = IncastApp {
+                        workload: wi,
+                        querier: *querier,
+                        query: query_size.0,
+                        rounds: *rounds,
+                        think: think_time.0,
+                        conns: Vec::new(),
+                        responder_of: Vec::new(),
+                        response: Vec::new(),
+                        established: 0,
+                        round: 0,
+                        round_start: SimTime::ZERO,
+                        pending: 0,
+                        got: Vec::new(),
+                        query_bytes_seen: Vec::new(),
+                        responses_written: Vec::new(),
+                        flow_of_slot: Vec::new(),
+                        stats_at_round_start: Vec::new(),
+                        done: false,
+                    };
+                    for &r in &responders.0 {
+                        for j in 0..k {
+                            // Split the response evenly; the first connections take the remainder.
+                            let share = response_size.0 / k + u64::from(j < response_size.0 % k);
+                            a.responder_of.push(r);
+                            a.response.push(share);
+                        }
+                    }
+                    let n = a.response.len();
+                    a.got = vec![0; n];
+                    a.query_bytes_seen = vec![0; n];
+                    a.responses_written = vec![0; n];
+                    a.flow_of_slot = vec![u32::MAX; n];
+                    a.stats_at_round_start = vec![TcpStats::default(); n];
+                    self.incast.push(a);
+                    self.unfinished += 1;
+                    self.q.schedule(SimTime::ZERO + start.0, Ev::IncastNext(app));
+                }
+            }
+        }
+    }
+
+    fn add_bulk_flow(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime) {
+        let id = self.flows.len() as u32;
+        let size = match size {
+            FlowSize::Bytes(b) => {
+                self.unfinished += 1;
+                Some(b)
+            }
+            FlowSize::Infinite => None,
+        };
+        self.flows.push(FlowRec {
+            workload,
+            kind: FlowKind::Bulk,
+            src,
+            dst,
+            size,
+            start,
+            conn: u32::MAX,
+            received: 0,
+            end: None,
+            round: 0,
+            sender_at_start: TcpStats::default(),
+            receiver_at_start: TcpStats::default(),
+            new_connection: true,
+        });
+        self.q.schedule(start, Ev::FlowStart(id));
+    }
+
+    /// Create a connection's two endpoints; returns the connection id.
+    fn new_connection(&mut self, client: u32, server: u32, app: ConnApp) -> u32 {
+        let conn = self.conn_app.len() as u32;
+        self.conn_app.push(app);
+        let hash = self.hash_rng.next_u32();
+        let isn_a = self.isn_rng.next_u32();
+        let isn_b = self.isn_rng.next_u32();
+        self.eps.push(Endpoint::new(conn, 0, client, server, hash, isn_a, &self.tcp));
+        self.eps.push(Endpoint::new(conn, 1, server, client, hash, isn_b, &self.tcp));
+        conn
+    }
+
+    // ---- the run loop ----------------------------------------------------------------
+
+    pub fn run(&mut self, progress: Option<&Progress>) -> Result<(), RunError> {
+        let end = self.scenario.run.duration.map(|d| d.0.ps());
+        let total_work = self.unfinished.max(1) as f64;
+        while let Some((now, ev)) = self.q.pop() {
+            self.dispatch(now, ev);
+            if self.stop_reason.is_some() {
+                break;
+            }
+            if self.q.events_executed() & 0x3FFF == 0 {
+                if let Some(p) = progress {
+                    p.now_ps.store(now.ps(), Ordering::Relaxed);
+                    p.events.store(self.q.events_executed(), Ordering::Relaxed);
+                    let frac = match end {
+                        Some(e) => now.ps() as f64 / e as f64,
+                        None => 1.0 - self.unfinished as f64 / total_work,
+                    };
+                    p.fraction_bits.store(frac.to_bits(), Ordering::Relaxed);
+                    if p.cancel.load(Ordering::Relaxed) {
+                        return Err(RunError::Cancelled);
+                    }
+                }
+            }
+        }
+        if self.stop_reason.is_none() {
+            self.stop_reason = Some("no more events");
+        }
+        if let Some(p) = progress {
+            p.now_ps.store(self.q.now().ps(), Ordering::Relaxed);
+            p.events.store(self.q.events_executed(), Ordering::Relaxed);
+            p.fraction_bits.store(1f64.to_bits(), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::TxDone(port) => {
+                let p = &mut self.net.ports[port as usize];
+                let (_, wire_was_empty, started) = p.finish_tx(now, &self.pool);
+                if wire_was_empty {
+                    self.q.schedule(now + p.delay, Ev::LinkArrive(port));
+                }
+                if started {
+                    let d = p.tx_duration(&self.pool);
+                    self.q.schedule(now + d, Ev::TxDone(port));
+                }
+            }
+            Ev::LinkArrive(port) => {
+                let p = &mut self.net.ports[port as usize];
+                let (t, id) = p.on_wire.pop_front().expect("arrival without a frame on the wire");
+                debug_assert_eq!(t, now);
+                let node = p.peer;
+                if let Some(&(next, _)) = p.on_wire.front() {
+                    self.q.schedule(next, Ev::LinkArrive(port));
+                }
+                match self.net.kinds[node as usize] {
+                    NodeKind::Host => self.deliver(now, node, id),
+                    NodeKind::Switch => self.switch_receive(now, node, id),
+                }
+            }
+            Ev::SwitchOut(sw) => {
+                let line = &mut self.fwd_line[(sw - self.net.num_hosts) as usize];
+                let (_, id, port) = line.pop_front().expect("forwarding line empty");
+                if let Some(&(next, _, _)) = line.front() {
+                    self.q.schedule(next, Ev::SwitchOut(sw));
+                }
+                self.enqueue(now, port, id);
+            }
+            Ev::Timer { ep, kind, gen } => {
+                let e = &mut self.eps[ep as usize];
+                let timer = match kind {
+                    TimerKind::Rto => &mut e.rto_timer,
+                    TimerKind::DelAck => &mut e.delack_timer,
+                };
+                if timer.fire(now, gen) {
+                    let mut out = std::mem::take(&mut self.out);
+                    out.clear();
+                    self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut out);
+                    self.out = out;
+                }
+                self.after_tcp(now, ep);
+            }
+            Ev::FlowStart(f) => self.start_flow(now, f),
+            Ev::IncastNext(app) => self.incast_next(now, app),
+            Ev::Sample => {
+                let t = now.as_secs_f64();
+                for &p in &self.sampled_ports {
+                    let port = &self.net.ports[p as usize];
+                    self.samples.time.push(t);
+                    self.samples.port.push(p);
+                    self.samples.bytes.push(port.queue_bytes());
+                    self.samples.packets.push(port.queue_packets());
+                }
+                self.q.schedule(now + self.sample_interval, Ev::Sample);
+            }
+            Ev::Stop => self.stop_reason = Some("duration"),
+        }
+    }
+
+    fn switch_receive(&mut self, now: SimTime, sw: u32, id: PktId) {
+        let pkt = self.pool.get(id);
+        let port = self.net.next_port(sw, pkt.dst_host, pkt.flow_hash);
+        if self.fwd_latency == Dur::ZERO {
+            self.enqueue(now, port, id);
+        } else {
+            let line = &mut self.fwd_line[(sw - self.net.num_hosts) as usize];
+            let at = now + self.fwd_latency;
+            if line.is_empty() {
+                self.q.schedule(at, Ev::SwitchOut(sw));
+            }
+            line.push_back((at, id, port));
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
+        let p = &mut self.net.ports[port as usize];
+        match p.offer(now, id, &mut self.pool) {
+            Offer::Dropped => {
+                self.pool.free(id);
+                self.packets_dropped += 1;
+            }
+            Offer::Queued => {}
+            Offer::StartTx => {
+                let d = p.tx_duration(&self.pool);
+                self.q.schedule(now + d, Ev::TxDone(port));
+            }
+        }
+    }
+
+    fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        self.packets_delivered += 1;
+        let ep = pkt.conn * 2 + (1 - pkt.side as u32);
+        debug_assert_eq!(self.eps[ep as usize].host, host);
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        self.eps[ep as usize].on_packet(now, &pkt, &self.tcp, &mut out);
+        self.out = out;
+        self.after_tcp(now, ep);
+    }
+
+    /// After an endpoint handled an input: let the application react, send
+    /// what the endpoint now may, inject its packets, and schedule its timers.
+    fn after_tcp(&mut self, now: SimTime, ep: u32) {
+        let delivered = self.out.delivered;
+        let established = self.out.established;
+        if delivered > 0 || established {
+            self.app_react(now, ep, delivered, established);
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.eps[ep as usize].flush(now, &self.tcp, &mut out);
+        let nic = self.net.nic(self.eps[ep as usize].host);
+        for pkt in out.packets.drain(..) {
+            self.inject(now, nic, pkt);
+        }
+        out.delivered = 0;
+        out.established = false;
+        self.out = out;
+        let e = &mut self.eps[ep as usize];
+        if let Some((t, gen)) = e.rto_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rto, gen });
+        }
+        if let Some((t, gen)) = e.delack_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::DelAck, gen });
+        }
+    }
+
+    fn inject(&mut self, now: SimTime, nic: u32, mut pkt: Packet) {
+        pkt.finalize_size(self.preamble_ifg);
+        self.packets_created += 1;
+        let id = self.pool.alloc(pkt);
+        self.enqueue(now, nic, id);
+    }
+
+    // ---- applications ---------------------------------------------------------------
+
+    fn start_flow(&mut self, now: SimTime, f: u32) {
+        let (src, dst, size) = {
+            let fr = &self.flows[f as usize];
+            (fr.src, fr.dst, fr.size)
+        };
+        let conn = self.new_connection(src, dst, ConnApp::Bulk { flow: f });
+        self.flows[f as usize].conn = conn;
+        let ep = conn * 2;
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let e = &mut self.eps[ep as usize];
+        // A long-lived flow writes "forever" (far more than any run can send).
+        e.write(size.unwrap_or(u64::MAX / 4), size.is_some());
+        e.open(now, &self.tcp, &mut out);
+        self.out = out;
+        self.after_tcp(now, ep);
+    }
+
+    fn app_react(&mut self, now: SimTime, ep: u32, delivered: u64, established: bool) {
+        let conn = ep / 2;
+        let side = ep % 2;
+        match self.conn_app[conn as usize] {
+            ConnApp::Bulk { flow } => {
+                if side == 1 && delivered > 0 {
+                    let fr = &mut self.flows[flow as usize];
+                    fr.received += delivered;
+                    if fr.end.is_none() && Some(fr.received) == fr.size {
+                        fr.end = Some(now);
+                        self.work_done();
+                    }
+                }
+            }
+            ConnApp::Incast { app, slot } => {
+                let a = &mut self.incast[app as usize];
+                let s = slot as usize;
+                if established && side == 0 {
+                    a.established += 1;
+                    if a.established == a.conns.len() as u32 {
+                        self.q.schedule(now, Ev::IncastNext(app));
+                    }
+                }
+                if delivered > 0 && side == 1 {
+                    // Responder: answer every complete query.
+                    a.query_bytes_seen[s] += delivered;
+                    while a.query_bytes_seen[s] >= (a.responses_written[s] + 1) * a.query {
+                        a.responses_written[s] += 1;
+                        let bytes = a.response[s];
+                        self.eps[ep as usize].write(bytes, false);
+                    }
+                }
+                if delivered > 0 && side == 0 {
+                    a.got[s] += delivered;
+                    if a.got[s] == a.response[s] * a.round as u64 {
+                        let f = a.flow_of_slot[s] as usize;
+                        self.flows[f].received = a.response[s];
+                        self.flows[f].end = Some(now);
+                        a.pending -= 1;
+                        if a.pending == 0 {
+                            self.finish_round(now, app);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn incast_next(&mut self, now: SimTime, app: u32) {
+        let a = &self.incast[app as usize];
+        if a.conns.is_empty() {
+            // Open the persistent connections; round 1 starts when all are up.
+            let (querier, responders) = (a.querier, a.responder_of.clone());
+            for (slot, r) in responders.into_iter().enumerate() {
+                let conn = self.new_connection(querier, r, ConnApp::Incast { app, slot: slot as u32 });
+                self.incast[app as usize].conns.push(conn);
+                let mut out = std::mem::take(&mut self.out);
+                out.clear();
+                self.eps[(conn * 2) as usize].open(now, &self.tcp, &mut out);
+                self.out = out;
+                self.after_tcp(now, conn * 2);
+            }
+            return;
+        }
+        // Start a round: send the query on every connection.
+        let a = &mut self.incast[app as usize];
+        a.round += 1;
+        a.round_start = now;
+        a.pending = a.conns.len() as u32;
+        let round = a.round;
+        let query = a.query;
+        let conns = a.conns.clone();
+        for (slot, &conn) in conns.iter().enumerate() {
+            let responder_stats = self.eps[(conn * 2 + 1) as usize].stats;
+            let querier_stats = self.eps[(conn * 2) as usize].stats;
+            let a = &mut self.incast[app as usize];
+            a.stats_at_round_start[slot] = responder_stats;
+            let flow = self.flows.len() as u32;
+            a.flow_of_slot[slot] = flow;
+            self.flows.push(FlowRec {
+                workload: a.workload,
+                kind: FlowKind::Response,
+                src: a.responder_of[slot],
+                dst: a.querier,
+                size: Some(a.response[slot]),
+                start: now,
+                conn,
+                received: 0,
+                end: None,
+                round,
+                sender_at_start: responder_stats,
+                receiver_at_start: querier_stats,
+                new_connection: false,
+            });
+            self.eps[(conn * 2) as usize].write(query, false);
+            let mut out = std::mem::take(&mut self.out);
+            out.clear();
+            self.out = out;
+            self.after_tcp(now, conn * 2);
+        }
+    }
+
+    fn finish_round(&mut self, now: SimTime, app: u32) {
+        let a = &self.incast[app as usize];
+        let (mut timeouts, mut retransmits) = (0, 0);
+        for (slot, &conn) in a.conns.iter().enumerate() {
+            let s = &self.eps[(conn * 2 + 1) as usize].stats;
+            timeouts += s.timeouts - a.stats_at_round_start[slot].timeouts;
+            retransmits += s.retransmits - a.stats_at_round_start[slot].retransmits;
+        }
+        self.queries.push(QueryRow {
+            workload: a.workload,
+            round: a.round,
+            start: a.round_start,
+            end: now,
+            responders: a.conns.len() as u32,
+            timeouts,
+            retransmits,
+        });
+        if a.round < a.rounds {
+            let at = now + a.think;
+            self.q.schedule(at, Ev::IncastNext(app));
+        } else {
+            self.incast[app as usize].done = true;
+            self.work_done();
+        }
+    }
+
+    fn work_done(&mut self) {
+        self.unfinished -= 1;
+        if self.unfinished == 0 && self.scenario.run.stop_when_done {
+            self.stop_reason = Some("workload done");
+        }
+    }
+
+    // ---- results ----------------------------------------------------------------------
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub fn events_executed(&self) -> u64 {
+        self.q.events_executed()
+    }
+    /// Packets in queues, on links or in switches right now.
+    pub fn packets_in_flight(&self) -> u64 {
+        self.pool.live() as u64
+    }
+    pub fn endpoints(&self) -> &[Endpoint] {
+        &self.eps
+    }
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    fn flows_table(&self) -> Table {
+        let ideal = crate::ideal::IdealModel::new(self.scenario, &self.net, &self.tcp);
+        let n = self.flows.len();
+        let (mut id, mut wl, mut kind, mut src, mut dst, mut bytes, mut delivered) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut start, mut end, mut fct, mut ideal_fct, mut slowdown, mut round) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut retx, mut fast, mut tos, mut spur, mut ecnr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (i, f) in self.flows.iter().enumerate() {
+            id.push(i as u64);
+            wl.push(f.workload);
+            kind.push(match f.kind {
+                FlowKind::Bulk => "bulk".to_string(),
+                FlowKind::Response => "response".to_string(),
+            });
+            src.push(f.src);
+            dst.push(f.dst);
+            bytes.push(f.size.map(|b| b as i64).unwrap_or(-1));
+            start.push(f.start.as_secs_f64());
+            round.push(if f.kind == FlowKind::Response { f.round as i64 } else { -1 });
+            let (s_now, r_now) = if f.conn == u32::MAX {
+                (TcpStats::default(), TcpStats::default())
+            } else {
+                let (sender, receiver) = match f.kind {
+                    FlowKind::Bulk => (f.conn * 2, f.conn * 2 + 1),
+                    FlowKind::Response => (f.conn * 2 + 1, f.conn * 2),
+                };
+                (self.eps[sender as usize].stats, self.eps[receiver as usize].stats)
+            };
+            let got = if f.kind == FlowKind::Response && f.end.is_none() && f.conn != u32::MAX {
+                // Bytes of this round's response received so far.
+                let ConnApp::Incast { app, slot } = self.conn_app[f.conn as usize] else { unreachable!() };
+                let a = &self.incast[app as usize];
+                a.got[slot as usize] - a.response[slot as usize] * (f.round as u64 - 1)
+            } else {
+                f.received
+            };
+            delivered.push(got);
+            retx.push(s_now.retransmits - f.sender_at_start.retransmits);
+            fast.push(s_now.fast_retransmits - f.sender_at_start.fast_retransmits);
+            tos.push(s_now.timeouts - f.sender_at_start.timeouts);
+            ecnr.push(s_now.ecn_reductions - f.sender_at_start.ecn_reductions);
+            spur.push(r_now.duplicate_segments_received - f.receiver_at_start.duplicate_segments_received);
+            let ideal_t = f.size.map(|b| {
+                let query = match (f.kind, f.conn) {
+                    (FlowKind::Response, c) if c != u32::MAX => {
+                        let ConnApp::Incast { app, .. } = self.conn_app[c as usize] else { unreachable!() };
+                        Some(self.incast[app as usize].query)
+                    }
+                    _ => None,
+                };
+                let hash = if f.conn == u32::MAX { 0 } else { self.eps[(f.conn * 2) as usize].flow_hash };
+                ideal.flow(f.src, f.dst, hash, b, f.new_connection, query)
+            });
+            match f.end {
+                Some(e) => {
+                    let t = (e - f.start).as_secs_f64();
+                    end.push(e.as_secs_f64());
+                    fct.push(t);
+                    let it = ideal_t.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
+                    ideal_fct.push(it);
+                    slowdown.push(t / it);
+                }
+                None => {
+                    end.push(f64::NAN);
+                    fct.push(f64::NAN);
+                    ideal_fct.push(ideal_t.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN));
+                    slowdown.push(f64::NAN);
+                }
+            }
+        }
+        Table::new("flows")
+            .col("id", Col::U64(id))
+            .col("workload", Col::U32(wl))
+            .col("kind", Col::Str(kind))
+            .col("src", Col::U32(src))
+            .col("dst", Col::U32(dst))
+            .col("bytes", Col::I64(bytes))
+            .col("delivered", Col::U64(delivered))
+            .col("start", Col::F64(start))
+            .col("end", Col::F64(end))
+            .col("fct", Col::F64(fct))
+            .col("ideal_fct", Col::F64(ideal_fct))
+            .col("slowdown", Col::F64(slowdown))
+            .col("round", Col::I64(round))
+            .col("retransmits", Col::U64(retx))
+            .col("fast_retransmits", Col::U64(fast))
+            .col("timeouts", Col::U64(tos))
+            .col("spurious_retransmits", Col::U64(spur))
+            .col("ecn_reductions", Col::U64(ecnr))
+    }
+
+    fn queries_table(&self) -> Table {
+        let q = &self.queries;
+        Table::new("queries")
+            .col("workload", Col::U32(q.iter().map(|r| r.workload).collect()))
+            .col("round", Col::U32(q.iter().map(|r| r.round).collect()))
+            .col("start", Col::F64(q.iter().map(|r| r.start.as_secs_f64()).collect()))
+            .col("end", Col::F64(q.iter().map(|r| r.end.as_secs_f64()).collect()))
+            .col("completion_time", Col::F64(q.iter().map(|r| (r.end - r.start).as_secs_f64()).collect()))
+            .col("responders", Col::U32(q.iter().map(|r| r.responders).collect()))
+            .col("timeouts", Col::U64(q.iter().map(|r| r.timeouts).collect()))
+            .col("retransmits", Col::U64(q.iter().map(|r| r.retransmits).collect()))
+    }
+
+    fn ports_table(&self) -> Table {
+        let ports = &self.net.ports;
+        let kind = |n: u32| match self.net.kinds[n as usize] {
+            NodeKind::Host => "host".to_string(),
+            NodeKind::Switch => "switch".to_string(),
+        };
+        Table::new("ports")
+            .col("port", Col::U32((0..ports.len() as u32).collect()))
+            .col("node", Col::U32(ports.iter().map(|p| p.node).collect()))
+            .col("node_kind", Col::Str(ports.iter().map(|p| kind(p.node)).collect()))
+            .col("peer", Col::U32(ports.iter().map(|p| p.peer).collect()))
+            .col("rate_bps", Col::U64(ports.iter().map(|p| p.rate.bps).collect()))
+            .col("delay", Col::F64(ports.iter().map(|p| p.delay.as_secs_f64()).collect()))
+            .col("tx_packets", Col::U64(ports.iter().map(|p| p.stats.tx_packets).collect()))
+            .col("tx_bytes", Col::U64(ports.iter().map(|p| p.stats.tx_bytes).collect()))
+            .col("enqueued", Col::U64(ports.iter().map(|p| p.stats.enqueued).collect()))
+            .col("drops", Col::U64(ports.iter().map(|p| p.stats.drops).collect()))
+            .col("ecn_marks", Col::U64(ports.iter().map(|p| p.stats.marks).collect()))
+            .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
+            .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
+    }
+
+    fn queues_table(&mut self) -> Table {
+        let s = std::mem::replace(&mut self.samples, QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() });
+        Table::new("queues")
+            .col("time", Col::F64(s.time))
+            .col("port", Col::U32(s.port))
+            .col("bytes", Col::U64(s.bytes))
+            .col("packets", Col::U64(s.packets))
+    }
+
+    fn trace_table(&mut self) -> Table {
+        let rows: Vec<TraceRow> = std::mem::take(&mut self.out.trace);
+        Table::new("tcp_trace")
+            .col("time", Col::F64(rows.iter().map(|r| r.time.as_secs_f64()).collect()))
+            .col("conn", Col::U32(rows.iter().map(|r| r.conn).collect()))
+            .col("side", Col::U32(rows.iter().map(|r| r.side as u32).collect()))
+            .col("cwnd", Col::U64(rows.iter().map(|r| r.cwnd).collect()))
+            .col("ssthresh", Col::U64(rows.iter().map(|r| r.ssthresh.min(u32::MAX as u64 * 4)).collect()))
+            .col("srtt", Col::F64(rows.iter().map(|r| r.srtt.as_secs_f64()).collect()))
+            .col("rttvar", Col::F64(rows.iter().map(|r| r.rttvar.as_secs_f64()).collect()))
+            .col("rto", Col::F64(rows.iter().map(|r| r.rto.as_secs_f64()).collect()))
+            .col("bytes_in_flight", Col::U64(rows.iter().map(|r| r.in_flight).collect()))
+    }
+
+    /// Build the result tables and summary (consumes the samples and traces).
+    pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
+        let flows = self.flows_table();
+        let queries = self.queries_table();
+        let ports = self.ports_table();
+        let queues = self.queues_table();
+        let trace = self.trace_table();
+        let sim_s = self.q.now().as_secs_f64();
+        let events = self.q.events_executed();
+        let mut m = serde_json::Map::new();
+        let s = self.scenario;
+        use serde_json::json;
+        m.insert("dcsim_version".into(), json!(crate::VERSION));
+        m.insert("name".into(), json!(s.name));
+        m.insert("seed".into(), json!(s.run.seed));
+        m.insert("scenario_hash".into(), json!(s.hash()));
+        m.insert("stopped_by".into(), json!(self.stop_reason.unwrap_or("running")));
+        m.insert("events".into(), json!(events));
+        m.insert("sim_seconds".into(), json!(sim_s));
+        m.insert("wall_seconds".into(), json!(wall_seconds));
+        m.insert("events_per_s".into(), json!(if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 }));
+        m.insert("packets_created".into(), json!(self.packets_created));
+        m.insert("packets_delivered".into(), json!(self.packets_delivered));
+        m.insert("packets_dropped".into(), json!(self.packets_dropped));
+        m.insert("packets_in_flight".into(), json!(self.packets_in_flight()));
+        m.insert("flows".into(), json!(self.flows.len()));
+        m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.end.is_some()).count()));
+        m.insert("queries_completed".into(), json!(self.queries.len()));
+        RunOutput { tables: vec![flows, queries, queues, ports, trace], summary: m }
+    }
+}
+
+/// Run a scenario to completion. `progress`, if given, is updated as the run
+/// goes and can cancel it.
+pub fn run(s: &Scenario, progress: Option<&Progress>) -> Result<RunOutput, RunError> {
+    let t0 = Instant::now();
+    let mut w = World::new(s);
+    w.run(progress)?;
+    Ok(w.finish(t0.elapsed().as_secs_f64()))
+}
+
