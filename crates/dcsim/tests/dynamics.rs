@@ -1,0 +1,160 @@
+//! Congestion dynamics: DCTCP holds the queue near K, NewReno fills a
+//! drop-tail buffer, and an incast tail loss costs an RTO whose size follows
+//! the RTT clock granularity (seed 004 §5.3.3-5.3.7).
+
+use dcsim::{run, Scenario};
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml_str(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+}
+
+fn dumbbell(cc: &str, aqm: &str, buffer: &str, flows: u32) -> Scenario {
+    scenario(&format!(
+        r#"
+[run]
+duration = "60ms"
+[topology]
+type = "dumbbell"
+senders = {flows}
+receivers = 1
+access_rate = "10Gbps"
+access_delay = "2us"
+bottleneck_rate = "10Gbps"
+bottleneck_delay = "2us"
+[switch]
+buffer = "{buffer}"
+aqm = {aqm}
+[tcp]
+cc = "{cc}"
+min_rto = "1ms"
+[output]
+queue_sample_interval = "10us"
+[[workload]]
+type = "bulk"
+src = "0..{flows}"
+dst = {flows}
+size = "inf"
+"#
+    ))
+}
+
+/// The bottleneck is the left switch's port toward the right switch.
+fn bottleneck_port(out: &dcsim::RunOutput, flows: u32) -> u32 {
+    let ports = out.table("ports");
+    let dcsim::results::Col::U32(node) = ports.get("node").unwrap() else { panic!() };
+    let dcsim::results::Col::U32(peer) = ports.get("peer").unwrap() else { panic!() };
+    let (left, right) = (flows + 1, flows + 2);
+    (0..node.len()).find(|&i| node[i] == left && peer[i] == right).unwrap() as u32
+}
+
+struct Stats {
+    mean_queue_pkts: f64,
+    max_queue_pkts: u64,
+    drops: u64,
+    marks: u64,
+    goodput_bps: f64,
+    wire_utilisation: f64,
+}
+
+fn measure(out: &dcsim::RunOutput, flows: u32, warmup_s: f64) -> Stats {
+    let port = bottleneck_port(out, flows);
+    let q = out.table("queues");
+    let dcsim::results::Col::U32(qport) = q.get("port").unwrap() else { panic!() };
+    let (t, pk) = (q.f64("time"), q.u64("packets"));
+    let samples: Vec<f64> = (0..q.rows()).filter(|&i| qport[i] == port && t[i] >= warmup_s).map(|i| pk[i] as f64).collect();
+    let mean_queue_pkts = samples.iter().sum::<f64>() / samples.len() as f64;
+    let ports = out.table("ports");
+    let p = port as usize;
+    let sim_s = out.summary["sim_seconds"].as_f64().unwrap();
+    let delivered: u64 = out.table("flows").u64("delivered").iter().sum();
+    Stats {
+        mean_queue_pkts,
+        max_queue_pkts: ports.u64("max_queue_packets")[p],
+        drops: ports.u64("drops")[p],
+        marks: ports.u64("ecn_marks")[p],
+        goodput_bps: delivered as f64 * 8.0 / sim_s,
+        wire_utilisation: ports.u64("tx_bytes")[p] as f64 * 8.0 / sim_s / 10e9,
+    }
+}
+
+/// Payload goodput ceiling at 10 Gb/s with MTU 1500 and timestamps.
+const MAX_GOODPUT: f64 = 10e9 * 1448.0 / 1518.0;
+
+#[test]
+fn dctcp_holds_the_queue_around_k_at_full_goodput() {
+    let k = 65.0;
+    let out = run(&dumbbell("dctcp", r#"{ type = "dctcp", k = "65pkt" }"#, "250pkt", 8), None).unwrap();
+    let s = measure(&out, 8, 0.01);
+    assert!(s.mean_queue_pkts >= 0.5 * k && s.mean_queue_pkts <= 1.5 * k, "mean queue {:.1} pkts", s.mean_queue_pkts);
+    assert_eq!(s.drops, 0, "DCTCP with K = 65 and 250 packets of buffer should not drop");
+    assert!(s.marks > 0);
+    assert!(s.goodput_bps >= 0.95 * MAX_GOODPUT, "goodput {:.3e}", s.goodput_bps);
+    assert!(s.wire_utilisation >= 0.95, "utilisation {:.3}", s.wire_utilisation);
+}
+
+#[test]
+fn newreno_fills_a_droptail_buffer_and_drops() {
+    let out = run(&dumbbell("newreno", r#"{ type = "droptail" }"#, "100pkt", 8), None).unwrap();
+    let s = measure(&out, 8, 0.01);
+    assert_eq!(s.max_queue_pkts, 100, "the queue fills to the buffer");
+    assert!(s.drops > 0);
+    assert!(s.mean_queue_pkts > 50.0, "mean queue {:.1}", s.mean_queue_pkts);
+    assert!(s.goodput_bps >= 0.95 * MAX_GOODPUT, "goodput {:.3e}", s.goodput_bps);
+    let flows = out.table("flows");
+    assert!(flows.u64("fast_retransmits").iter().sum::<u64>() > 0);
+}
+
+fn incast(buffer_pkts: u32, granularity: &str, formula: &str) -> dcsim::RunOutput {
+    let s = scenario(&format!(
+        r#"
+[topology]
+type = "star"
+hosts = 3
+link_rate = "10Gbps"
+link_delay = "134ns"
+[switch]
+forwarding_latency = "4us"
+buffer = "{buffer_pkts}pkt"
+[tcp]
+min_rto = "0s"
+rtt_granularity = "{granularity}"
+rto_formula = "{formula}"
+[[workload]]
+type = "incast"
+querier = 0
+responders = [1, 2]
+response_size = "100KB"
+rounds = 1
+"#
+    ));
+    run(&s, None).unwrap()
+}
+
+#[test]
+fn incast_tail_loss_costs_an_rto_that_follows_the_rtt_clock() {
+    // Shrink the buffer until the first loss that needs an RTO to repair.
+    let mut found = None;
+    for buffer in (2..=80).rev() {
+        let out = incast(buffer, "1ms", "rfc6298");
+        if out.table("queries").u64("timeouts")[0] > 0 {
+            found = Some((buffer, out));
+            break;
+        }
+    }
+    let (buffer, coarse) = found.expect("some buffer size causes an RTO");
+    let lossless = incast(1000, "1ms", "rfc6298").table("queries").f64("completion_time")[0];
+    let t_coarse = coarse.table("queries").f64("completion_time")[0];
+    let t_fine = incast(buffer, "1us", "rfc6298").table("queries").f64("completion_time")[0];
+    // RFC 6298 with a 1 ms clock: RTO = SRTT + max(G, 4 RTTVAR) >= 2 ms, as
+    // every sample of this ~20 us path measures one tick. With a 1 us clock
+    // the RTO follows the path: completion is within a fraction of a ms.
+    assert!(t_coarse - lossless > 1.9e-3, "coarse {t_coarse} vs lossless {lossless}");
+    assert!(t_fine - lossless < 0.5e-3, "fine {t_fine} vs lossless {lossless}");
+    let gap = t_coarse - t_fine;
+    assert!((1.5e-3..=3.5e-3).contains(&gap), "gap {gap} s");
+    // The BSD formula (no granularity term, as the thesis' FreeBSD stack)
+    // gives the ~1 ms floor of the thesis' Fig. 21.
+    let t_bsd = incast(buffer, "1ms", "bsd").table("queries").f64("completion_time")[0];
+    let gap_bsd = t_bsd - t_fine;
+    assert!((0.8e-3..=1.3e-3).contains(&gap_bsd), "BSD gap {gap_bsd} s (buffer {buffer})");
+}
