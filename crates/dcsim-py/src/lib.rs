@@ -1,0 +1,133 @@
+//! PyO3 bindings: conversions, error mapping and GIL release only. No model
+//! logic lives here.
+
+use dcsim::results::Col;
+use dcsim::world::{Progress, RunError};
+use dcsim::Scenario;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario was rejected before running.");
+create_exception!(_core, Cancelled, PyRuntimeError, "A run was cancelled.");
+
+/// A ScenarioError whose str() is "key.path: message", with the key path and
+/// the message also as attributes.
+fn parse(py: Python<'_>, scenario_json: &str) -> PyResult<Scenario> {
+    Scenario::from_json_str(scenario_json).map_err(|e| {
+        let err = ScenarioError::new_err(e.to_string());
+        let value = err.value(py);
+        let _ = value.setattr("path", e.path.as_str());
+        let _ = value.setattr("message", e.message.as_str());
+        err
+    })
+}
+
+/// The dcsim version of the compiled core.
+#[pyfunction]
+fn version() -> &'static str {
+    dcsim::VERSION
+}
+
+/// Validate a scenario (JSON text). Returns (resolved scenario JSON, hash).
+#[pyfunction]
+fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<(String, String)> {
+    let s = parse(py, scenario_json)?;
+    Ok((s.resolved_json(), s.hash()))
+}
+
+/// One simulation run. Create it, then call `run()` (from any thread: it
+/// releases the GIL); `progress()` and `cancel()` may be called meanwhile.
+#[pyclass(frozen)]
+struct Simulation {
+    scenario: Scenario,
+    progress: Arc<Progress>,
+}
+
+fn column<'py>(py: Python<'py>, c: &Col) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+    fn bytes_of<'py, T: Copy>(py: Python<'py>, v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> Bound<'py, PyAny> {
+        let mut buf = Vec::with_capacity(std::mem::size_of_val(v));
+        for &x in v {
+            buf.extend_from_slice(&to_le(x));
+        }
+        PyBytes::new(py, &buf).into_any()
+    }
+    Ok(match c {
+        Col::F64(v) => ("f64", bytes_of(py, v, |x| x.to_le_bytes().to_vec())),
+        Col::I64(v) => ("i64", bytes_of(py, v, |x| x.to_le_bytes().to_vec())),
+        Col::U64(v) => ("u64", bytes_of(py, v, |x| x.to_le_bytes().to_vec())),
+        Col::U32(v) => ("u32", bytes_of(py, v, |x| x.to_le_bytes().to_vec())),
+        Col::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+    })
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        Ok(Simulation { scenario: parse(py, scenario_json)?, progress: Arc::new(Progress::default()) })
+    }
+
+    #[getter]
+    fn resolved_json(&self) -> String {
+        self.scenario.resolved_json()
+    }
+
+    #[getter]
+    fn scenario_hash(&self) -> String {
+        self.scenario.hash()
+    }
+
+    /// Simulated end time in seconds, if the scenario sets a duration.
+    #[getter]
+    fn duration_s(&self) -> Option<f64> {
+        self.scenario.run.duration.map(|d| d.0.as_secs_f64())
+    }
+
+    /// Run to completion without holding the GIL. Returns
+    /// {"summary": json text, "tables": {name: [(column, dtype, data)]}}.
+    fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let scenario = &self.scenario;
+        let progress = &*self.progress;
+        let out = py.detach(|| dcsim::run(scenario, Some(progress))).map_err(|e| match e {
+            RunError::Cancelled => Cancelled::new_err("the run was cancelled"),
+        })?;
+        let result = PyDict::new(py);
+        result.set_item("summary", serde_json::Value::Object(out.summary).to_string())?;
+        let tables = PyDict::new(py);
+        for t in &out.tables {
+            let cols = PyList::empty(py);
+            for (name, c) in &t.columns {
+                let (dtype, data) = column(py, c)?;
+                cols.append((name.as_str(), dtype, data))?;
+            }
+            tables.set_item(t.name.as_str(), cols)?;
+        }
+        result.set_item("tables", tables)?;
+        Ok(result)
+    }
+
+    /// (simulated seconds, events executed, fraction done in [0, 1]).
+    fn progress(&self) -> (f64, u64, f64) {
+        let p = &self.progress;
+        (p.now_ps.load(Ordering::Relaxed) as f64 * 1e-12, p.events.load(Ordering::Relaxed), p.fraction())
+    }
+
+    /// Ask a running `run()` to stop; it raises `Cancelled`.
+    fn cancel(&self) {
+        self.progress.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
+    Ok(())
+}

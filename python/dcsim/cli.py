@@ -1,0 +1,110 @@
+"""The `dcsim` command line.
+
+    dcsim run [SCENARIO.toml] [--out DIR] [--seed N] [--set key.path=value ...] [--quiet]
+    dcsim validate SCENARIO.toml
+    dcsim show-default
+    dcsim bench [--json]
+    dcsim --version
+
+A rejected scenario exits with status 2 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from ._core import Cancelled, ScenarioError
+from .scenario import default_scenario_path, parse_cli_value, resolve
+from .simulate import run
+
+
+def _overrides(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ScenarioError(f"--set {pair!r}: expected key.path=value")
+        out[key.strip()] = parse_cli_value(value.strip())
+    return out
+
+
+def _fail(message: str) -> int:
+    print(f"dcsim: error: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scenario = Path(args.scenario) if args.scenario else default_scenario_path()
+    try:
+        overrides = _overrides(args.set)
+        result = run(scenario, seed=args.seed, overrides=overrides, progress=not args.quiet)
+    except ScenarioError as e:
+        return _fail(str(e))
+    except (Cancelled, KeyboardInterrupt):
+        print("dcsim: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    out = result.write(args.out)
+    if not args.quiet:
+        print(result.summary_text())
+        print(f"results written to {out}/")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    try:
+        resolved, digest = resolve(Path(args.scenario))
+    except ScenarioError as e:
+        return _fail(str(e))
+    print(f"{args.scenario}: valid (scenario hash {digest})")
+    if args.resolved:
+        print(json.dumps(resolved, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_show_default(_: argparse.Namespace) -> int:
+    sys.stdout.write(default_scenario_path().read_text(encoding="utf-8"))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(json_lines=args.json, only=args.only)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dcsim", description="Packet-level datacenter network simulator.")
+    parser.add_argument("--version", action="version", version=f"dcsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run a scenario (default: the packaged default scenario)")
+    p.add_argument("scenario", nargs="?", help="scenario TOML file")
+    p.add_argument("--out", default="dcsim-out", help="output directory (default: ./dcsim-out)")
+    p.add_argument("--seed", type=int, help="master seed (overrides run.seed)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a key, e.g. --set tcp.min_rto=1ms")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check a scenario without running it")
+    p.add_argument("scenario")
+    p.add_argument("--resolved", action="store_true", help="print the resolved scenario (all defaults filled in)")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("show-default", help="print the default scenario")
+    p.set_defaults(func=cmd_show_default)
+
+    p = sub.add_parser("bench", help="run the fixed benchmark scenarios")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these scenarios")
+    p.set_defaults(func=cmd_bench)
+
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
