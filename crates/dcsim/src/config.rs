@@ -381,6 +381,10 @@ pub struct TcpCfg {
     pub delayed_ack: DelayedAck,
     #[serde(default)]
     pub nagle: bool,
+    /// MSS option to advertise (and the largest segment to send, less TCP
+    /// options). Default: MTU - 40.
+    #[serde(default)]
+    pub mss: Option<Bytes>,
     /// Receive buffer: the advertised window (the application reads at once).
     #[serde(default = "default_rcv_buffer")]
     pub rcv_buffer: Bytes,
@@ -760,6 +764,11 @@ impl Scenario {
         }
         if !(0.0..=1.0).contains(&tcp.dctcp_alpha_init) {
             return Err(err("tcp.dctcp_alpha_init", format!("{} is out of range: allowed [0, 1]", tcp.dctcp_alpha_init)));
+        }
+        if let Some(mss) = tcp.mss {
+            if mss.0 < 64 || mss.0 > mtu as u64 - 40 {
+                return Err(err("tcp.mss", format!("{mss} is out of range: allowed 64B to {}B (MTU - 40)", mtu - 40)));
+            }
         }
         let max_rcv = if tcp.window_scale { 65535u64 << 14 } else { 65535 };
         if tcp.rcv_buffer.0 < mtu as u64 || tcp.rcv_buffer.0 > max_rcv {

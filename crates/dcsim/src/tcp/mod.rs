@@ -85,7 +85,7 @@ impl TcpParams {
             rcv_buffer: t.rcv_buffer.0,
             dctcp_g: t.dctcp_g,
             dctcp_alpha_init: t.dctcp_alpha_init,
-            mss_option: (s.link.mtu - 40) as u16,
+            mss_option: t.mss.map(|m| m.0).unwrap_or(s.link.mtu as u64 - 40) as u16,
         }
     }
 
@@ -1008,8 +1008,10 @@ impl Endpoint {
                 pipe += end - seq;
                 continue;
             }
-            // Rule 3: an un-SACKed byte above HighRxt that is not yet deemed lost.
-            if s1 < self.snd_max {
+            // Rule 3: an un-SACKed byte above HighRxt, below the highest
+            // SACKed byte (1.a, 1.b), not yet deemed lost.
+            let highest_sacked = self.scoreboard.iter().next_back().map_or(0, |r| r.1);
+            if s1 < highest_sacked {
                 let n = self.retransmit_at(now, s1, p, out);
                 if n == 0 {
                     break;
@@ -1091,5 +1093,218 @@ impl Endpoint {
 
     pub fn in_recovery(&self) -> bool {
         self.recovery != Recovery::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Segment exchanges between two endpoints over an ideal wire (zero
+    //! delay, 1 us per hop of "time"), with packets dropped or marked by hand.
+    use super::*;
+    use crate::config::Scenario;
+
+    fn params(tcp: &str) -> TcpParams {
+        let s = Scenario::from_toml_str(&format!(
+            "[run]\nduration = \"1s\"\n[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[tcp]\n{tcp}\n"
+        ))
+        .unwrap();
+        TcpParams::from_scenario(&s)
+    }
+
+    struct Pair {
+        p: TcpParams,
+        ep: [Endpoint; 2],
+        now: SimTime,
+    }
+
+    impl Pair {
+        /// Open a connection from 0 to 1 and complete the handshake.
+        fn connected(p: TcpParams) -> Pair {
+            let mut pair = Pair { ep: [Endpoint::new(0, 0, 0, 1, 7, 0, &p), Endpoint::new(0, 1, 1, 0, 7, 0, &p)], p, now: SimTime(0) };
+            let mut out = TcpOut::default();
+            pair.ep[0].open(pair.now, &pair.p, &mut out);
+            let syn = out.packets.remove(0);
+            let synack = pair.to(1, &syn).remove(0);
+            let ack = pair.to(0, &synack);
+            assert_eq!(ack.len(), 1);
+            pair.to(1, &ack[0]);
+            assert_eq!(pair.ep[0].state, State::Established);
+            assert_eq!(pair.ep[1].state, State::Established);
+            pair
+        }
+
+        /// Deliver `pkt` to endpoint `i` (1 us later) and return what it sends.
+        fn to(&mut self, i: usize, pkt: &Packet) -> Vec<Packet> {
+            self.now += Dur::from_us(1);
+            let mut out = TcpOut::default();
+            self.ep[i].on_packet(self.now, pkt, &self.p, &mut out);
+            self.ep[i].flush(self.now, &self.p, &mut out);
+            out.packets
+        }
+
+        fn write(&mut self, i: usize, bytes: u64) -> Vec<Packet> {
+            let mut out = TcpOut::default();
+            self.ep[i].write(bytes, false);
+            self.ep[i].flush(self.now, &self.p, &mut out);
+            out.packets
+        }
+    }
+
+    #[test]
+    fn handshake_negotiates_options() {
+        let pair = Pair::connected(params("ecn = true\nmss = \"1000B\""));
+        for e in &pair.ep {
+            assert!(e.sack_ok && e.ts_ok && e.ecn_ok && e.window_scale_agreed);
+            assert_eq!(e.mss, 1000 - 12);
+            assert_eq!(e.cc.cwnd, 10 * 988);
+        }
+        let pair = Pair::connected(params("sack = false\ntimestamps = false"));
+        assert!(!pair.ep[0].sack_ok && !pair.ep[0].ts_ok && !pair.ep[0].ecn_ok);
+        assert_eq!(pair.ep[0].mss, 1460);
+    }
+
+    fn data(pair: &mut Pair, n: usize) -> Vec<Packet> {
+        let segs = pair.write(0, n as u64 * pair.ep[0].mss as u64);
+        assert_eq!(segs.len(), n);
+        segs
+    }
+
+    #[test]
+    fn dctcp_receiver_echoes_ce_state_with_delayed_acks() {
+        // RFC 8257 §3.2 with m = 2: ACK every 2 segments; on a CE-state
+        // change, the held ACK goes out at once carrying the old state.
+        let mut pair = Pair::connected(params("cc = \"dctcp\"\ndelayed_ack = { enabled = true, count = 2 }"));
+        let mut segs = data(&mut pair, 4);
+        segs[1].ecn = Ecn::Ce;
+        segs[2].ecn = Ecn::Ce;
+        let mss = pair.ep[0].mss as u64;
+        // 1st segment, no CE: held.
+        assert!(pair.to(1, &segs[0]).is_empty());
+        // 2nd, CE: the held ACK (for segment 1) goes out without ECE; the
+        // new segment is now held.
+        let acks = pair.to(1, &segs[1]);
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 1 + mss);
+        assert!(!acks[0].has(flags::ECE));
+        // 3rd, CE: no change; two held -> ACK with ECE.
+        let acks = pair.to(1, &segs[2]);
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 1 + 3 * mss);
+        assert!(acks[0].has(flags::ECE));
+        // 4th, no CE: change, nothing held -> no immediate ACK; segment held.
+        assert!(pair.to(1, &segs[3]).is_empty());
+        assert_eq!(pair.ep[1].delack_timer.deadline.is_some(), true);
+        // Every packet of a DCTCP connection is ECN-capable.
+        assert!(segs.iter().all(|s| s.ecn != Ecn::NotEct));
+    }
+
+    #[test]
+    fn classic_ecn_latches_ece_until_cwr_and_halves_once() {
+        let mut pair = Pair::connected(params("ecn = true"));
+        let mut segs = data(&mut pair, 3);
+        assert!(segs.iter().all(|s| s.ecn == Ecn::Ect0));
+        segs[0].ecn = Ecn::Ce;
+        let ack1 = pair.to(1, &segs[0]).remove(0);
+        let ack2 = pair.to(1, &segs[1]).remove(0);
+        assert!(ack1.has(flags::ECE) && ack2.has(flags::ECE), "ECE stays set until CWR");
+        // The sender halves once for the window, then marks CWR on new data.
+        let cwnd = pair.ep[0].cc.cwnd;
+        let more = pair.to(0, &ack1);
+        assert_eq!(pair.ep[0].stats.ecn_reductions, 1);
+        assert!(pair.ep[0].cc.cwnd <= cwnd / 2 + pair.ep[0].mss as u64);
+        pair.to(0, &ack2);
+        assert_eq!(pair.ep[0].stats.ecn_reductions, 1, "at most one reduction per window");
+        let cwr = more.iter().chain(pair.write(0, 1000).iter()).find(|p| p.payload > 0).copied().expect("new data");
+        assert!(cwr.has(flags::CWR));
+        pair.to(1, &segs[2]);
+        let ack = pair.to(1, &cwr).remove(0);
+        assert!(!ack.has(flags::ECE), "CWR clears the echo");
+    }
+
+    #[test]
+    fn nagle_holds_a_small_segment_until_the_ack() {
+        let mut pair = Pair::connected(params("nagle = true"));
+        let mss = pair.ep[0].mss as u64;
+        let segs = pair.write(0, mss + 100);
+        assert_eq!(segs.len(), 1, "the 100 B remainder waits");
+        let ack = pair.to(1, &segs[0]).remove(0);
+        let next = pair.to(0, &ack);
+        assert_eq!(next.len(), 1);
+        assert_eq!(next[0].payload, 100);
+        let mut pair = Pair::connected(params("nagle = false"));
+        assert_eq!(pair.write(0, mss + 100).len(), 2);
+    }
+
+    #[test]
+    fn sack_fast_recovery_repairs_one_loss_without_timeout() {
+        let mut pair = Pair::connected(params(""));
+        let segs = data(&mut pair, 10);
+        let mut acks = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            if i != 2 {
+                acks.extend(pair.to(1, s)); // segment 3 is lost
+            }
+        }
+        // Segments 4..10 each produce a duplicate ACK with SACK blocks.
+        assert_eq!(acks.iter().filter(|a| a.nsack > 0).count(), 7);
+        let mut retx = Vec::new();
+        for a in &acks {
+            retx.extend(pair.to(0, a).into_iter().filter(|p| p.is_retx));
+        }
+        assert_eq!(pair.ep[0].stats.fast_retransmits, 1);
+        assert_eq!(retx.len(), 1);
+        assert_eq!(retx[0].seq, segs[2].seq);
+        let ack = pair.to(1, &retx[0]).remove(0);
+        assert_eq!(ack.ack, segs[9].seq + segs[9].payload as u64);
+        pair.to(0, &ack);
+        assert!(!pair.ep[0].in_recovery());
+        assert_eq!(pair.ep[0].stats.timeouts, 0);
+        assert_eq!(pair.ep[0].stats.retransmits, 1);
+        // ssthresh = FlightSize / 2 at the loss.
+        assert_eq!(pair.ep[0].cc.ssthresh, 4 * pair.ep[0].mss as u64); // FlightSize (8 segments after 2 were acked) / 2
+    }
+
+    #[test]
+    fn newreno_without_sack_retransmits_each_hole_on_partial_acks() {
+        let mut pair = Pair::connected(params("sack = false"));
+        let segs = data(&mut pair, 10);
+        let mut acks = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            if i != 2 && i != 5 {
+                acks.extend(pair.to(1, s));
+            }
+        }
+        let mut retx = Vec::new();
+        for a in &acks {
+            retx.extend(pair.to(0, a).into_iter().filter(|p| p.is_retx));
+        }
+        assert_eq!(retx.len(), 1, "fast retransmit of the first hole");
+        assert_eq!(retx[0].seq, segs[2].seq);
+        // The retransmission yields a partial ACK, which retransmits the next hole.
+        let partial = pair.to(1, &retx[0]).remove(0);
+        assert_eq!(partial.ack, segs[5].seq);
+        let second: Vec<Packet> = pair.to(0, &partial).into_iter().filter(|p| p.is_retx).collect();
+        assert_eq!(second.len(), 1);
+        assert_eq!(second[0].seq, segs[5].seq);
+        let full = pair.to(1, &second[0]).remove(0);
+        pair.to(0, &full);
+        assert!(!pair.ep[0].in_recovery());
+        assert_eq!(pair.ep[0].stats.fast_retransmits, 1);
+        assert_eq!(pair.ep[0].stats.timeouts, 0);
+    }
+
+    #[test]
+    fn rto_retransmits_from_snd_una_with_one_segment() {
+        let mut pair = Pair::connected(params("min_rto = \"1ms\""));
+        let segs = data(&mut pair, 4);
+        let deadline = pair.ep[0].rto_timer.deadline.expect("RTO armed while data is outstanding");
+        pair.now = deadline;
+        let mut out = TcpOut::default();
+        pair.ep[0].on_timer(deadline, TimerKind::Rto, &pair.p, &mut out);
+        assert_eq!(pair.ep[0].stats.timeouts, 1);
+        assert_eq!(out.packets.len(), 1, "cwnd = 1 SMSS after a timeout");
+        assert_eq!(out.packets[0].seq, segs[0].seq);
+        assert!(out.packets[0].is_retx);
+        assert_eq!(pair.ep[0].rtt.backoff, 1);
     }
 }
