@@ -108,7 +108,7 @@ impl fmt::Display for SimTime {
 fn fmt_ps(ps: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let units = [(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns")];
     for (scale, name) in units {
-        if ps >= scale && ps % scale == 0 {
+        if ps >= scale && ps.is_multiple_of(scale) {
             return write!(f, "{}{}", ps / scale, name);
         }
     }
@@ -149,7 +149,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let units = [(1_000_000_000_000u64, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")];
         for (scale, name) in units {
-            if self.bps >= scale && self.bps % scale == 0 {
+            if self.bps >= scale && self.bps.is_multiple_of(scale) {
                 return write!(f, "{}{}", self.bps / scale, name);
             }
         }

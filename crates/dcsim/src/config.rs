@@ -59,11 +59,10 @@ fn split_nested(outer: &str, msg: &str) -> (String, String) {
     }
 }
 
-pub(crate) fn tagged<'de, D, T>(
-    d: D,
-    what: &str,
-    variants: &[(&str, fn(serde_json::Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>)],
-) -> Result<T, D::Error>
+/// Builds one variant of a tagged enum from its table (the `type` key removed).
+type VariantFn<T> = fn(serde_json::Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>;
+
+pub(crate) fn tagged<'de, D, T>(d: D, what: &str, variants: &[(&str, VariantFn<T>)]) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
@@ -272,16 +271,12 @@ pub enum RedAction {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[derive(Default)]
 pub struct HostCfg {
     /// Host NIC egress queue. "unlimited" (default, as in the thesis' Table 4:
     /// overflows only at switches) or a size like "1000pkt".
     #[serde(default)]
     pub nic_buffer: NicBuffer,
-}
-impl Default for HostCfg {
-    fn default() -> Self {
-        HostCfg { nic_buffer: NicBuffer::default() }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

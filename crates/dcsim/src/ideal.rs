@@ -97,12 +97,12 @@ impl<'a> IdealModel<'a> {
             let t: Vec<u64> = hops.iter().map(|(r, _)| r.tx_time(size).ps()).collect();
             // First frame of the batch.
             let mut arrive = prev[0];
-            for i in 0..h {
-                first[i] = arrive.max(prev[i]) + t[i];
-                arrive = first[i] + hops[i].1.ps();
+            for (i, f) in first.iter_mut().enumerate() {
+                *f = arrive.max(prev[i]) + t[i];
+                arrive = *f + hops[i].1.ps();
             }
             // Last frame of the batch (max-plus closed form).
-            for i in 0..h {
+            for (i, last) in prev.iter_mut().enumerate() {
                 let mut best = 0u64;
                 for k in 0..=i {
                     let mut v = first[k] + (count - 1) * t[k];
@@ -111,7 +111,7 @@ impl<'a> IdealModel<'a> {
                     }
                     best = best.max(v);
                 }
-                prev[i] = best;
+                *last = best;
             }
         }
         Dur(prev[h - 1] + hops[h - 1].1.ps())

@@ -159,7 +159,7 @@ fn fmt_scaled(v: u64, units: &[(&str, u64)], f: &mut fmt::Formatter<'_>) -> fmt:
     // Largest unit that divides exactly (units listed smallest first).
     let mut best = units[0];
     for &(u, k) in units {
-        if k <= v && v % k == 0 && k > best.1 {
+        if k <= v && v.is_multiple_of(k) && k > best.1 {
             best = (u, k);
         }
     }
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(parse_dur("2us").unwrap(), Dur::from_us(2));
         assert_eq!(parse_dur("134ns").unwrap(), Dur::from_ns(134));
         assert_eq!(parse_dur("0.5s").unwrap(), Dur::from_ms(500));
-        assert_eq!(parse_dur("1.5ps").is_err(), true);
+        assert!(parse_dur("1.5ps").is_err());
         assert_eq!(parse_bytes("64KiB").unwrap(), 65536);
         assert_eq!(parse_bytes("1.5KB").unwrap(), 1500);
         assert_eq!(QSize::parse("100pkt").unwrap(), QSize::Packets(100));

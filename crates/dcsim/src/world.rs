@@ -114,7 +114,6 @@ struct IncastApp {
     /// Flow record of the current round per slot.
     flow_of_slot: Vec<u32>,
     stats_at_round_start: Vec<TcpStats>,
-    done: bool,
 }
 
 struct QueryRow {
@@ -245,7 +244,6 @@ impl<'a> World<'a> {
                         responses_written: Vec::new(),
                         flow_of_slot: Vec::new(),
                         stats_at_round_start: Vec::new(),
-                        done: false,
                     };
                     for &r in &responders.0 {
                         for j in 0..k {
@@ -601,9 +599,7 @@ impl<'a> World<'a> {
                 new_connection: false,
             });
             self.eps[(conn * 2) as usize].write(query, false);
-            let mut out = std::mem::take(&mut self.out);
-            out.clear();
-            self.out = out;
+            self.out.clear();
             self.after_tcp(now, conn * 2);
         }
     }
@@ -629,7 +625,6 @@ impl<'a> World<'a> {
             let at = now + a.think;
             self.q.schedule(at, Ev::IncastNext(app));
         } else {
-            self.incast[app as usize].done = true;
             self.work_done();
         }
     }

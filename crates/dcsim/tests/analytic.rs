@@ -122,7 +122,7 @@ size = "{bytes}B"
             frames.push(data_frame(last));
         }
         for &f in &frames {
-            nic_done = nic_done + ser(f);
+            nic_done += ser(f);
             switch_done = (nic_done + prop + fwd).max(switch_done) + ser(f);
         }
         let expected = handshake + switch_done + prop;

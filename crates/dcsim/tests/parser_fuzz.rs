@@ -80,7 +80,7 @@ fn mutate(v: &mut Value, mut pick: u64, new: Value) {
             Value::Array(a) => a.len() as u64,
             _ => 0,
         };
-        if n == 0 || pick % 5 == 0 {
+        if n == 0 || pick.is_multiple_of(5) {
             *cur = new;
             return;
         }

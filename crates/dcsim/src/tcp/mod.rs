@@ -282,6 +282,15 @@ pub struct Endpoint {
 
 const SEQ_DATA_START: u64 = 1;
 
+/// One segment to send: data bytes [seq, end), optionally with FIN.
+#[derive(Clone, Copy)]
+struct Segment {
+    seq: u64,
+    end: u64,
+    fin: bool,
+    retx: bool,
+}
+
 impl Endpoint {
     pub fn new(conn: u32, side: u8, host: u32, peer_host: u32, flow_hash: u32, isn: u32, p: &TcpParams) -> Endpoint {
         let ecn_mode = if p.cc == CongestionControl::Dctcp { EcnMode::Dctcp } else if p.ecn { EcnMode::Classic } else { EcnMode::Off };
@@ -331,22 +340,9 @@ impl Endpoint {
         }
     }
 
-    pub fn index(&self) -> u32 {
-        self.conn * 2 + self.side as u32
-    }
-
     /// Bytes sent and not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
-    }
-
-    /// Data bytes the application wrote that the peer has acknowledged.
-    pub fn bytes_acked(&self) -> u64 {
-        self.snd_una.saturating_sub(SEQ_DATA_START).min(self.app_end - SEQ_DATA_START)
-    }
-
-    fn data_end(&self) -> u64 {
-        self.app_end
     }
 
     // ---- application interface ----------------------------------------------
@@ -481,7 +477,7 @@ impl Endpoint {
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, p: &TcpParams, out: &mut TcpOut) {
         match kind {
             TimerKind::DelAck => {
-                if self.state == State::Established && self.last_ack_sent < self.rcv_nxt || self.unacked_segments > 0 {
+                if self.state == State::Established && (self.last_ack_sent < self.rcv_nxt || self.unacked_segments > 0) {
                     self.send_pure_ack(now, p, out);
                 }
             }
@@ -532,13 +528,7 @@ impl Endpoint {
             self.become_established(now, out);
             self.snd_una = 1;
             self.snd_nxt = self.snd_nxt.max(1);
-            if self.ts_ok && pkt.has_ts && !self.syn_retransmitted {
-                self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
-            } else if let Some((_, t)) = self.timed.take() {
-                if !self.syn_retransmitted {
-                    self.rtt.sample(p.rtt.sample_from_ticks(now, t));
-                }
-            }
+            self.handshake_rtt_sample(now, pkt, p);
             self.init_cwnd(p);
             self.rto_timer.cancel();
         }
@@ -561,6 +551,21 @@ impl Endpoint {
         self.state = State::Established;
         self.established_at = Some(now);
         out.established = true;
+    }
+
+    /// The SYN (or SYN-ACK) was answered: one RTT sample, unless it was
+    /// retransmitted (Karn's rule, applied even with timestamps: a
+    /// conservative choice of ours).
+    fn handshake_rtt_sample(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams) {
+        let timed = self.timed.take();
+        if self.syn_retransmitted {
+            return;
+        }
+        if self.ts_ok && pkt.has_ts {
+            self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+        } else if let Some((_, t)) = timed {
+            self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+        }
     }
 
     fn init_cwnd(&mut self, p: &TcpParams) {
@@ -607,14 +612,7 @@ impl Endpoint {
                 self.ecn_ok = p.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
                 self.rcv_nxt = 1;
                 self.snd_una = 1;
-                if self.ts_ok && !self.syn_retransmitted {
-                    self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
-                } else if let Some((_, t)) = self.timed.take() {
-                    if !self.syn_retransmitted {
-                        self.rtt.sample(p.rtt.sample_from_ticks(now, t));
-                    }
-                }
-                self.timed = None;
+                self.handshake_rtt_sample(now, pkt, p);
                 self.init_cwnd(p);
                 self.rto_timer.cancel();
                 self.become_established(now, out);
@@ -666,7 +664,8 @@ impl Endpoint {
 
         let had_holes = !self.ooo.is_empty();
         let before = self.rcv_nxt;
-        if end <= self.rcv_nxt && pkt.payload > 0 || (start > self.rcv_nxt && self.ooo.covers(start, end)) {
+        let duplicate = (pkt.payload > 0 && end <= self.rcv_nxt) || (start > self.rcv_nxt && self.ooo.covers(start, end));
+        if duplicate {
             self.stats.duplicate_segments_received += 1;
             self.ack_now = true;
         } else if start <= self.rcv_nxt {
@@ -890,26 +889,27 @@ impl Endpoint {
     /// Retransmit one segment starting at `seq` (up to SMSS, stopping at the
     /// next SACKed range).
     fn retransmit_at(&mut self, now: SimTime, seq: u64, p: &TcpParams, out: &mut TcpOut) -> u64 {
-        let mut end = (seq + self.mss as u64).min(self.data_end().max(seq));
+        let mut end = (seq + self.mss as u64).min(self.app_end.max(seq));
         if let Some((a, _)) = self.scoreboard.next_covered_from(seq) {
             if a > seq {
                 end = end.min(a);
             }
         }
-        let fin = self.fin_queued && end == self.data_end() && seq <= self.data_end();
+        let fin = self.fin_queued && end == self.app_end && seq <= self.app_end;
         if end <= seq && !fin {
             return 0;
         }
         self.stats.retransmits += 1;
         self.timed = None; // Karn: no sample from a retransmitted range
         self.high_rxt = self.high_rxt.max(end + fin as u64);
-        self.emit_segment(now, seq, end, fin, true, p, out);
+        self.emit_segment(now, Segment { seq, end, fin, retx: true }, p, out);
         end - seq
     }
 
     // ---- sending ------------------------------------------------------------------------
 
-    fn emit_segment(&mut self, now: SimTime, seq: u64, end: u64, fin: bool, retx: bool, p: &TcpParams, out: &mut TcpOut) {
+    fn emit_segment(&mut self, now: SimTime, seg: Segment, p: &TcpParams, out: &mut TcpOut) {
+        let Segment { seq, end, fin, retx } = seg;
         let mut pkt = self.base_packet(now, p);
         pkt.seq = seq;
         pkt.payload = (end - seq) as u32;
@@ -918,7 +918,7 @@ impl Endpoint {
             pkt.flags |= flags::FIN;
         }
         if pkt.payload > 0 {
-            pkt.flags |= flags::PSH * (end == self.data_end()) as u8;
+            pkt.flags |= flags::PSH * (end == self.app_end) as u8;
         }
         self.fill_ack(&mut pkt, p);
         if self.ecn_ok {
@@ -999,12 +999,12 @@ impl Endpoint {
                 continue;
             }
             // Rule 2: new data, within the receive window.
-            if self.snd_max < self.data_end() && self.snd_max < self.snd_una + self.snd_wnd {
+            if self.snd_max < self.app_end && self.snd_max < self.snd_una + self.snd_wnd {
                 let seq = self.snd_max;
-                let end = (seq + mss).min(self.data_end()).min(self.snd_una + self.snd_wnd);
-                let fin = self.fin_queued && end == self.data_end();
+                let end = (seq + mss).min(self.app_end).min(self.snd_una + self.snd_wnd);
+                let fin = self.fin_queued && end == self.app_end;
                 self.snd_nxt = end + fin as u64;
-                self.emit_segment(now, seq, end, fin, false, p, out);
+                self.emit_segment(now, Segment { seq, end, fin, retx: false }, p, out);
                 pipe += end - seq;
                 continue;
             }
@@ -1050,7 +1050,7 @@ impl Endpoint {
             // Skip ranges the receiver already holds (go-back-N after a timeout).
             self.snd_nxt = self.first_unsacked_from(self.snd_nxt);
             let seq = self.snd_nxt;
-            let data_end = self.data_end();
+            let data_end = self.app_end;
             let retx = seq < self.snd_max;
             if seq >= data_end {
                 // Only the FIN may be left: send it if queued and not yet sent
@@ -1059,7 +1059,7 @@ impl Endpoint {
                     if retx {
                         self.stats.retransmits += 1;
                     }
-                    self.emit_segment(now, seq, seq, true, retx, p, out);
+                    self.emit_segment(now, Segment { seq, end: seq, fin: true, retx }, p, out);
                     self.snd_nxt = seq + 1;
                 }
                 return;
@@ -1086,7 +1086,7 @@ impl Endpoint {
                 self.stats.retransmits += 1;
                 self.timed = None; // Karn
             }
-            self.emit_segment(now, seq, end, fin, retx, p, out);
+            self.emit_segment(now, Segment { seq, end, fin, retx }, p, out);
             self.snd_nxt = end + fin as u64;
         }
     }
@@ -1193,7 +1193,7 @@ mod tests {
         assert!(acks[0].has(flags::ECE));
         // 4th, no CE: change, nothing held -> no immediate ACK; segment held.
         assert!(pair.to(1, &segs[3]).is_empty());
-        assert_eq!(pair.ep[1].delack_timer.deadline.is_some(), true);
+        assert!(pair.ep[1].delack_timer.deadline.is_some());
         // Every packet of a DCTCP connection is ECN-capable.
         assert!(segs.iter().all(|s| s.ecn != Ecn::NotEct));
     }
