@@ -1,6 +1,7 @@
 //! The scenario parser never panics: random JSON trees, random mutations of
 //! valid scenarios, and a kept corpus of bad inputs (tests/corpus/*.toml,
 //! each naming the key path its error must report) all give Ok or a clear Err.
+//! Run it long with `DCSIM_FUZZ_CASES=1000000` (see validation/fuzz.sh).
 
 use dcsim::Scenario;
 use proptest::prelude::*;
@@ -94,8 +95,12 @@ fn mutate(v: &mut Value, mut pick: u64, new: Value) {
     }
 }
 
+fn cases(default: u32) -> u32 {
+    std::env::var("DCSIM_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(2000), ..ProptestConfig::default() })]
 
     #[test]
     fn random_trees_never_panic(v in arb_json()) {

@@ -628,9 +628,17 @@ impl Endpoint {
     }
 
     fn receive_data(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        // RFC 9293 §3.10.7.4: data beyond the receive window is not
+        // acceptable; answer with an ACK and drop it (trim what overlaps).
+        let wnd_end = self.rcv_nxt.saturating_add(p.rcv_buffer);
         let start = pkt.seq;
-        let end = pkt.seq + pkt.payload as u64;
-        if pkt.has(flags::FIN) {
+        if start >= wnd_end {
+            self.ack_now = true;
+            return;
+        }
+        let full_end = pkt.seq.saturating_add(pkt.payload as u64);
+        let end = full_end.min(wnd_end);
+        if pkt.has(flags::FIN) && end == full_end {
             self.fin_seq = Some(end);
         }
         // ECN feedback state (before the ACK for this packet is decided).

@@ -1,0 +1,260 @@
+//! Fuzzing the TCP endpoint (a proptest harness; run it long with
+//! `DCSIM_FUZZ_CASES=1000000 cargo test --profile ci --test tcp_fuzz`).
+//!
+//! 1. Forged segments: any sequence/ack numbers, flags, options, windows,
+//!    SACK blocks, interleaved with timers and writes. No panic, no overflow,
+//!    and the endpoint's invariants hold after every step.
+//! 2. A hostile channel for genuine segments (loss, duplication, reordering,
+//!    CE marks): the transfer always completes with exactly the bytes sent.
+
+use dcsim::packet::{flags, Ecn, Packet};
+use dcsim::tcp::{Endpoint, State, TcpOut, TcpParams, TimerKind};
+use dcsim::Scenario;
+use dcsim_engine::{Dur, SimTime};
+use proptest::prelude::*;
+
+fn cases(default: u32) -> u32 {
+    std::env::var("DCSIM_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn params(tcp: &str) -> TcpParams {
+    let s = Scenario::from_toml_str(&format!(
+        "[run]\nduration = \"1s\"\n[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[tcp]\n{tcp}\n"
+    ))
+    .unwrap();
+    TcpParams::from_scenario(&s)
+}
+
+const CONFIGS: &[&str] = &[
+    "",
+    "sack = false",
+    "timestamps = false\nsack = false",
+    "cc = \"dctcp\"\ndelayed_ack = { enabled = true, count = 2, timeout = \"100us\" }",
+    "ecn = true\nnagle = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
+    "initial_cwnd = 1\nwindow_scale = false\nrcv_buffer = \"60000B\"\nrto_formula = \"bsd\"",
+];
+
+struct Pair {
+    p: TcpParams,
+    ep: [Endpoint; 2],
+    now: SimTime,
+}
+
+impl Pair {
+    fn new(config: &str) -> Pair {
+        let p = params(config);
+        let ep = [Endpoint::new(0, 0, 0, 1, 1, 0, &p), Endpoint::new(0, 1, 1, 0, 1, 0, &p)];
+        Pair { p, ep, now: SimTime(0) }
+    }
+
+    fn feed(&mut self, i: usize, pkt: &Packet) -> Vec<Packet> {
+        let mut out = TcpOut::default();
+        self.ep[i].on_packet(self.now, pkt, &self.p, &mut out);
+        self.ep[i].flush(self.now, &self.p, &mut out);
+        out.packets
+    }
+
+    fn timer(&mut self, i: usize, kind: TimerKind) -> Vec<Packet> {
+        let mut out = TcpOut::default();
+        self.ep[i].on_timer(self.now, kind, &self.p, &mut out);
+        self.ep[i].flush(self.now, &self.p, &mut out);
+        out.packets
+    }
+
+    fn open(&mut self) -> Vec<Packet> {
+        let mut out = TcpOut::default();
+        self.ep[0].open(self.now, &self.p, &mut out);
+        out.packets
+    }
+
+    fn write(&mut self, i: usize, bytes: u64) -> Vec<Packet> {
+        let mut out = TcpOut::default();
+        self.ep[i].write(bytes, false);
+        self.ep[i].flush(self.now, &self.p, &mut out);
+        out.packets
+    }
+
+    fn check(&self, sent: &[Packet]) -> Result<(), TestCaseError> {
+        for e in &self.ep {
+            prop_assert!(e.snd_una <= e.snd_max, "snd_una {} > snd_max {}", e.snd_una, e.snd_max);
+            if e.state == State::Established {
+                prop_assert!(e.cc.cwnd >= e.mss as u64, "cwnd {} below one MSS {}", e.cc.cwnd, e.mss);
+            }
+        }
+        for pkt in sent {
+            let e = &self.ep[pkt.side as usize];
+            prop_assert!(pkt.payload <= e.mss, "segment of {} B > MSS {}", pkt.payload, e.mss);
+            prop_assert!(pkt.seq + pkt.payload as u64 <= e.snd_max, "sent beyond snd_max");
+            prop_assert!(pkt.tcp_options_len() <= 40, "options over 40 B");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A forged segment to endpoint `to`.
+    Forge { to: usize, seq: i64, ack: i64, payload: u32, flags: u8, ecn: u8, window: u16, ts: Option<(u32, u32)>, sack: Vec<(i64, i64)>, abs: bool },
+    Timer { to: usize, rto: bool },
+    Write { to: usize, bytes: u32 },
+    Advance { us: u32 },
+    /// Deliver genuine in-flight packets (index into the queue).
+    Deliver { pick: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (
+            0usize..2,
+            any::<i64>(),
+            any::<i64>(),
+            prop_oneof![Just(0u32), 1u32..3000, Just(u32::MAX)],
+            any::<u8>(),
+            0u8..4,
+            any::<u16>(),
+            proptest::option::of((any::<u32>(), any::<u32>())),
+            proptest::collection::vec((any::<i64>(), any::<i64>()), 0..4),
+            any::<bool>()
+        )
+            .prop_map(|(to, seq, ack, payload, flags, ecn, window, ts, sack, abs)| Op::Forge { to, seq, ack, payload, flags, ecn, window, ts, sack, abs }),
+        (0usize..2, any::<bool>()).prop_map(|(to, rto)| Op::Timer { to, rto }),
+        (0usize..2, 0u32..200_000).prop_map(|(to, bytes)| Op::Write { to, bytes }),
+        (0u32..5000).prop_map(|us| Op::Advance { us }),
+        any::<usize>().prop_map(|pick| Op::Deliver { pick }),
+    ]
+}
+
+fn forge(pair: &Pair, to: usize, o: &Op) -> Packet {
+    let Op::Forge { seq, ack, payload, flags: f, ecn, window, ts, sack, abs, .. } = o else { unreachable!() };
+    let rcv = &pair.ep[to];
+    let base = |x: u64, off: i64| if *abs { off as u64 } else { x.wrapping_add(off as u64 % 100_000) };
+    let mut pkt = Packet {
+        conn: 0,
+        side: 1 - to as u8,
+        seq: base(rcv.rcv_nxt, *seq),
+        ack: base(rcv.snd_una, *ack),
+        payload: *payload,
+        flags: *f,
+        ecn: [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce][*ecn as usize],
+        window: *window,
+        syn_mss: (*window).max(1),
+        syn_wscale: if f & 1 == 1 { Some(*ecn * 5) } else { None },
+        syn_sack_perm: f & 4 == 4,
+        ..Default::default()
+    };
+    if let Some((v, e)) = ts {
+        pkt.has_ts = true;
+        pkt.ts_val = *v;
+        pkt.ts_ecr = *e;
+    }
+    for (i, &(a, len)) in sack.iter().take(4).enumerate() {
+        let a = base(rcv.snd_una, a);
+        pkt.sack[i] = (a, a.wrapping_add(len as u64 % 1_000_000));
+        pkt.nsack = i as u8 + 1;
+    }
+    pkt
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(300), max_shrink_iters: 20_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn forged_segments_never_break_invariants(config in 0..CONFIGS.len(), handshake in any::<bool>(), ops in proptest::collection::vec(op(), 1..60)) {
+        let mut pair = Pair::new(CONFIGS[config]);
+        let mut wire: Vec<Packet> = Vec::new();
+        if handshake {
+            let syn = pair.open();
+            let synack = pair.feed(1, &syn[0]);
+            let ack = pair.feed(0, &synack[0]);
+            pair.feed(1, &ack[0]);
+        }
+        for o in &ops {
+            let sent = match o {
+                Op::Forge { to, .. } => {
+                    let pkt = forge(&pair, *to, o);
+                    pair.feed(*to, &pkt)
+                }
+                Op::Timer { to, rto } => pair.timer(*to, if *rto { TimerKind::Rto } else { TimerKind::DelAck }),
+                Op::Write { to, bytes } => {
+                    if pair.ep[*to].state == State::Established { pair.write(*to, *bytes as u64) } else { Vec::new() }
+                }
+                Op::Advance { us } => {
+                    pair.now += Dur::from_us(*us as u64);
+                    Vec::new()
+                }
+                Op::Deliver { pick } => {
+                    if wire.is_empty() {
+                        Vec::new()
+                    } else {
+                        let pkt = wire.remove(pick % wire.len());
+                        pair.feed(1 - pkt.side as usize, &pkt)
+                    }
+                }
+            };
+            pair.check(&sent)?;
+            wire.extend(sent);
+            wire.truncate(10_000);
+        }
+    }
+
+    #[test]
+    fn a_hostile_channel_cannot_stop_a_transfer(
+        config in 0..CONFIGS.len(),
+        bytes in 1u64..300_000,
+        chaos in proptest::collection::vec((0u8..10, any::<usize>()), 0..400),
+    ) {
+        let mut pair = Pair::new(CONFIGS[config]);
+        let mut wire: Vec<Packet> = pair.open();
+        let mut chaos = chaos.into_iter();
+        let mut written = false;
+        let mut steps = 0;
+        while pair.ep[1].rcv_nxt < 1 + bytes || !written {
+            steps += 1;
+            prop_assert!(steps < 200_000, "no progress: rcv_nxt {} of {}", pair.ep[1].rcv_nxt, 1 + bytes);
+            if !written && pair.ep[0].state == State::Established {
+                wire.extend(pair.write(0, bytes));
+                written = true;
+            }
+            if wire.is_empty() {
+                // Nothing in flight: let the earliest timer fire.
+                let next = pair.ep.iter().enumerate()
+                    .flat_map(|(i, e)| [(e.rto_timer.deadline, i, TimerKind::Rto), (e.delack_timer.deadline, i, TimerKind::DelAck)])
+                    .filter_map(|(d, i, k)| d.map(|d| (d, i, k)))
+                    .min_by_key(|x| x.0);
+                let Some((at, i, kind)) = next else { prop_assert!(false, "stalled with no timer armed"); unreachable!() };
+                pair.now = pair.now.max(at);
+                if kind == TimerKind::Rto { pair.ep[i].rto_timer.cancel() } else { pair.ep[i].delack_timer.cancel() }
+                wire.extend(pair.timer(i, kind));
+                continue;
+            }
+            pair.now += Dur::from_ns(500);
+            let (what, pick) = chaos.next().unwrap_or((0, 0));
+            let idx = if what >= 8 { pick % wire.len() } else { 0 }; // 8, 9: reorder
+            let mut pkt = wire.remove(idx);
+            match what {
+                1 => continue,                                   // lose it
+                2 => wire.push(pkt),                             // duplicate it
+                3 if pkt.ecn.is_ect() => pkt.ecn = Ecn::Ce,      // mark it
+                _ => {}
+            }
+            let sent = pair.feed(1 - pkt.side as usize, &pkt);
+            pair.check(&sent)?;
+            wire.extend(sent);
+        }
+        prop_assert_eq!(pair.ep[1].rcv_nxt, 1 + bytes);
+        prop_assert!(pair.ep[1].stats.duplicate_segments_received <= pair.ep[0].stats.retransmits + 400);
+    }
+}
+
+#[test]
+fn syn_flags_alone_do_not_confuse_an_established_endpoint() {
+    let mut pair = Pair::new("");
+    let syn = pair.open();
+    let synack = pair.feed(1, &syn[0]);
+    let ack = pair.feed(0, &synack[0]);
+    pair.feed(1, &ack[0]);
+    let bogus = Packet { side: 0, flags: flags::SYN | flags::FIN | flags::RST, seq: u64::MAX - 3, payload: 100, ..Default::default() };
+    let out = pair.feed(1, &bogus);
+    assert!(out.len() <= 1);
+    assert_eq!(pair.ep[1].state, State::Established);
+}

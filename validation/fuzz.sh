@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run the proptest fuzz harnesses for a given number of minutes each, in
+# rounds of DCSIM_FUZZ_CASES cases with fresh random seeds, and log what ran.
+#   validation/fuzz.sh [minutes for tcp_fuzz] [minutes for parser_fuzz]
+# Failures are minimized by proptest and saved under
+# crates/dcsim/tests/proptest-regressions/ (commit them: they are the corpus
+# that is re-run first from then on).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tcp_min=${1:-35}
+parser_min=${2:-25}
+cases=${DCSIM_FUZZ_CASES:-20000}
+log=${FUZZ_LOG:-validation/fuzz.log}
+cargo test --profile ci -p dcsim --test tcp_fuzz --test parser_fuzz --no-run 2>&1 | tail -1
+run() { # target minutes
+  local target=$1 minutes=$2 rounds=0 start end
+  start=$(date +%s); end=$((start + minutes * 60))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    DCSIM_FUZZ_CASES=$cases cargo test -q --profile ci -p dcsim --test "$target" > /tmp/fuzz-$target.out 2>&1 || {
+      echo "$(date -Is) $target FAILED in round $((rounds + 1))" | tee -a "$log"; cat /tmp/fuzz-$target.out; return 1; }
+    rounds=$((rounds + 1))
+  done
+  echo "$(date -Is) $target: $rounds rounds x $cases cases per property, $(( $(date +%s) - start )) s" | tee -a "$log"
+}
+run tcp_fuzz "$tcp_min"
+run parser_fuzz "$parser_min"
