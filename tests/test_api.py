@@ -13,7 +13,7 @@ import dcsim
 
 def test_run_returns_arrow_tables_and_summary(star):
     r = dcsim.run(star)
-    for name in ("flows", "queries", "queues", "ports", "tcp_trace"):
+    for name in ("flows", "queries", "queues", "ports", "tcp_trace", "captures"):
         assert isinstance(getattr(r, name), pa.Table)
     assert r.summary["stopped_by"] == "workload done"
     assert r.summary["flows_completed"] == r.flows.num_rows == 2 + 3 * 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dcsim
 
-TABLES = ("flows", "queries", "queues", "ports", "tcp_trace")
+TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures")
 
 
 def red(star):

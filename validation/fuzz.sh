@@ -11,12 +11,15 @@ tcp_min=${1:-35}
 parser_min=${2:-25}
 cases=${DCSIM_FUZZ_CASES:-20000}
 log=${FUZZ_LOG:-validation/fuzz.log}
-cargo test --profile ci -p dcsim --test tcp_fuzz --test parser_fuzz --no-run 2>&1 | tail -1
+# Build once and run the test binaries directly (no cargo lock held meanwhile).
+bins=$(cargo test --profile ci -p dcsim --test tcp_fuzz --test parser_fuzz --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("executable")]')
 run() { # target minutes
-  local target=$1 minutes=$2 rounds=0 start end
+  local target=$1 minutes=$2 rounds=0 start end bin
+  bin=$(echo "$bins" | grep "/$target-")
   start=$(date +%s); end=$((start + minutes * 60))
   while [ "$(date +%s)" -lt "$end" ]; do
-    DCSIM_FUZZ_CASES=$cases cargo test -q --profile ci -p dcsim --test "$target" > /tmp/fuzz-$target.out 2>&1 || {
+    DCSIM_FUZZ_CASES=$cases "$bin" -q > /tmp/fuzz-$target.out 2>&1 || {
       echo "$(date -Is) $target FAILED in round $((rounds + 1))" | tee -a "$log"; cat /tmp/fuzz-$target.out; return 1; }
     rounds=$((rounds + 1))
   done

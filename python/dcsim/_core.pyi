@@ -24,7 +24,7 @@ class Simulation:
     @property
     def duration_s(self) -> float | None: ...
     def run(self) -> dict[str, Any]:
-        """Run (GIL released). {"summary": json text, "tables": {name: [(column, dtype, data)]}}."""
+        """Run (GIL released). {"summary": json text, "tables": {name: [(column, dtype, data)]}, "pcaps": {name: bytes}}."""
     def progress(self) -> tuple[float, int, float]:
         """(simulated seconds, events executed, fraction done)."""
     def cancel(self) -> None: ...

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-TABLES = ("flows", "queries", "queues", "ports", "tcp_trace")
+TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures")
 
 _DTYPES = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "u32": pa.uint32()}
 # Integer columns where -1 means "no value" (written as null).
@@ -41,20 +41,25 @@ def _column(table: str, name: str, dtype: str, data: Any) -> pa.Array:
 class Result:
     """The outcome of one run.
 
-    Attributes: ``flows``, ``queries``, ``queues``, ``ports``, ``tcp_trace``
-    (pyarrow Tables), ``summary`` (dict) and ``scenario`` (the resolved
-    scenario, every default filled in)."""
+    Attributes: ``flows``, ``queries``, ``queues``, ``ports``, ``tcp_trace``,
+    ``captures`` (pyarrow Tables), ``pcaps`` (capture name -> pcap file
+    bytes), ``summary`` (dict) and ``scenario`` (the resolved scenario, every
+    default filled in)."""
 
     flows: pa.Table
     queries: pa.Table
     queues: pa.Table
     ports: pa.Table
     tcp_trace: pa.Table
+    captures: pa.Table
 
-    def __init__(self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any]) -> None:
+    def __init__(
+        self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any], pcaps: dict[str, bytes] | None = None
+    ) -> None:
         self.tables = tables
         self.summary = summary
         self.scenario = scenario
+        self.pcaps = pcaps or {}
         for name in TABLES:
             setattr(self, name, tables[name])
 
@@ -64,7 +69,7 @@ class Result:
         for name, cols in raw["tables"].items():
             arrays = [_column(name, col, dtype, data) for col, dtype, data in cols]
             tables[name] = pa.Table.from_arrays(arrays, names=[c[0] for c in cols])
-        return cls(tables, json.loads(raw["summary"]), scenario)
+        return cls(tables, json.loads(raw["summary"]), scenario, dict(raw.get("pcaps", {})))
 
     def write(self, out: str | Path) -> Path:
         """Write every table as Parquet, plus summary.json and scenario.json,
@@ -76,6 +81,8 @@ class Result:
         try:
             for name in TABLES:
                 pq.write_table(self.tables[name], tmp / f"{name}.parquet")
+            for name, data in self.pcaps.items():
+                (tmp / f"{name}.pcap").write_bytes(data)
             (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
             (tmp / "scenario.json").write_text(json.dumps(self.scenario, indent=2, sort_keys=True) + "\n")
             old = None

@@ -88,7 +88,8 @@ impl Simulation {
     }
 
     /// Run to completion without holding the GIL. Returns
-    /// {"summary": json text, "tables": {name: [(column, dtype, data)]}}.
+    /// {"summary": json text, "tables": {name: [(column, dtype, data)]},
+    /// "pcaps": {name: pcap file bytes}}.
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let scenario = &self.scenario;
         let progress = &*self.progress;
@@ -107,6 +108,11 @@ impl Simulation {
             tables.set_item(t.name.as_str(), cols)?;
         }
         result.set_item("tables", tables)?;
+        let pcaps = PyDict::new(py);
+        for (name, bytes) in &out.pcaps {
+            pcaps.set_item(name.as_str(), PyBytes::new(py, bytes))?;
+        }
+        result.set_item("pcaps", pcaps)?;
         Ok(result)
     }
 

@@ -187,6 +187,13 @@ impl Topology {
             Topology::Dumbbell(t) => t.senders.saturating_add(t.receivers),
         }
     }
+    /// Egress ports (two per full-duplex link).
+    pub fn num_ports(&self) -> u64 {
+        match self {
+            Topology::Star(t) => 2 * t.hosts as u64,
+            Topology::Dumbbell(t) => 2 * (t.senders as u64 + t.receivers as u64 + 1),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -540,10 +547,45 @@ pub struct OutputCfg {
     /// Record cwnd, ssthresh, srtt, rttvar, rto, bytes in flight on every ACK.
     #[serde(default)]
     pub tcp_trace: bool,
+    /// Packet captures (nanosecond pcap), one file each.
+    #[serde(default)]
+    pub pcap: Vec<PcapCfg>,
 }
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { queue_sample_interval: default_sample_interval(), queue_sample_ports: SamplePorts::Switches, tcp_trace: false }
+        OutputCfg { queue_sample_interval: default_sample_interval(), queue_sample_ports: SamplePorts::Switches, tcp_trace: false, pcap: Vec::new() }
+    }
+}
+
+/// A capture point: the link at a host's NIC (`host`) or at a port (`port`,
+/// an id from the ports table), both directions, as tcpdump on that
+/// interface would see them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// File name (without .pcap). Default: "host<H>" or "port<P>".
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub host: Option<u32>,
+    #[serde(default)]
+    pub port: Option<u32>,
+    /// Only the packets of this flow's connection (an id of the flows table).
+    #[serde(default)]
+    pub flow: Option<u32>,
+    /// Bytes kept per frame: the headers (128 B) by default.
+    #[serde(default = "default_snaplen")]
+    pub snaplen: u32,
+}
+
+impl PcapCfg {
+    pub fn file_name(&self) -> String {
+        match (&self.name, self.host, self.port) {
+            (Some(n), _, _) => n.clone(),
+            (None, Some(h), _) => format!("host{h}"),
+            (None, None, Some(p)) => format!("port{p}"),
+            _ => "capture".to_string(),
+        }
     }
 }
 
@@ -611,6 +653,9 @@ fn default_dctcp_g() -> f64 {
 }
 fn default_query_size() -> Bytes {
     Bytes(500)
+}
+fn default_snaplen() -> u32 {
+    128
 }
 fn default_sample_interval() -> DurV {
     DurV(Dur::from_us(100))
@@ -861,6 +906,43 @@ impl Scenario {
                     }
                     has_any = true;
                 }
+            }
+        }
+        let static_flows: usize = self
+            .workload
+            .iter()
+            .map(|w| match w {
+                Workload::Bulk(b) => bulk_pairs(&b.src, &b.dst, b.pairing).len(),
+                Workload::Flows(f) => f.flows.len(),
+                Workload::Incast(_) => 0,
+            })
+            .sum();
+        let mut names = std::collections::BTreeSet::new();
+        for (i, c) in self.output.pcap.iter().enumerate() {
+            let p = format!("output.pcap[{i}]");
+            match (c.host, c.port) {
+                (Some(h), None) => host_ok(format!("{p}.host"), h)?,
+                (None, Some(port)) => {
+                    if port as u64 >= self.topology.num_ports() {
+                        return Err(err(format!("{p}.port"), format!("port {port} is out of range: this topology has ports 0..{}", self.topology.num_ports())));
+                    }
+                }
+                _ => return Err(err(&p, "give exactly one of `host` (a host's NIC) or `port` (a port id from the ports table)")),
+            }
+            if let Some(f) = c.flow {
+                if f as usize >= static_flows {
+                    return Err(err(format!("{p}.flow"), format!("flow {f} does not exist: the bulk and flows workloads create flows 0..{static_flows} (incast responses cannot be filtered; capture at a host or port instead)")));
+                }
+            }
+            if !(64..=65535).contains(&c.snaplen) {
+                return Err(err(format!("{p}.snaplen"), format!("{} is out of range: allowed 64..=65535 bytes", c.snaplen)));
+            }
+            let name = c.file_name();
+            if name.is_empty() || !name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_') {
+                return Err(err(format!("{p}.name"), format!("{name:?} is not a usable file name: use letters, digits, '-' and '_'")));
+            }
+            if !names.insert(name.clone()) {
+                return Err(err(format!("{p}.name"), format!("two captures would both write {name}.pcap")));
             }
         }
         if !has_any && self.run.duration.is_none() {

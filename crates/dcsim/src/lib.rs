@@ -11,6 +11,7 @@ pub mod aqm;
 pub mod config;
 pub mod ideal;
 pub mod packet;
+pub mod pcap;
 pub mod port;
 pub mod results;
 pub mod tcp;

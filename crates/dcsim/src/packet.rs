@@ -89,6 +89,9 @@ pub struct Packet {
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// This data segment is a retransmission (for counters only; not on the wire).
     pub is_retx: bool,
+    /// This pure ACK repeats the acknowledgement number and window of the
+    /// previous segment its sender sent (a duplicate ACK; counters only).
+    pub is_dup_ack: bool,
     /// Bytes on the wire (frame, plus preamble and IFG when configured).
     pub wire_bytes: u32,
     /// When the packet entered the queue it is in (for sojourn-time AQMs).

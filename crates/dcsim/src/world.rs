@@ -3,6 +3,7 @@
 
 use crate::config::{bulk_pairs, Bulk, Flows, Incast, SamplePorts, Scenario, Workload};
 use crate::packet::{Packet, PacketPool, PktId};
+use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
 use crate::results::{Col, Table};
 use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
@@ -12,6 +13,8 @@ use dcsim_engine::{Dur, EventQueue, Rng, SimTime, StreamId};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
+
+const NO_CAPTURE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -53,6 +56,8 @@ pub enum RunError {
 pub struct RunOutput {
     pub tables: Vec<Table>,
     pub summary: serde_json::Map<String, serde_json::Value>,
+    /// Packet captures: (file name without .pcap, pcap file bytes).
+    pub pcaps: Vec<(String, Vec<u8>)>,
 }
 
 impl RunOutput {
@@ -156,6 +161,11 @@ pub struct World<'a> {
     sampled_ports: Vec<u32>,
     samples: QueueSamples,
     sample_interval: Dur,
+    captures: Vec<Capture>,
+    /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
+    capture_at: Vec<u32>,
+    /// Flow filters of captures, resolved to connections when flows start.
+    capture_flow: Vec<Option<u32>>,
     // Packet conservation.
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -172,6 +182,15 @@ impl<'a> World<'a> {
                     || net.kinds[net.ports[p as usize].node as usize] == NodeKind::Switch
             })
             .collect();
+        let mut capture_at = vec![NO_CAPTURE; net.ports.len()];
+        let mut captures = Vec::new();
+        let mut capture_flow = Vec::new();
+        for c in &s.output.pcap {
+            let port = c.port.unwrap_or_else(|| c.host.map(|h| net.nic(h)).expect("validated: host or port"));
+            capture_at[port as usize] = captures.len() as u32;
+            captures.push(Capture::new(c.file_name(), port, c.flow.is_some(), c.snaplen));
+            capture_flow.push(c.flow);
+        }
         let mut w = World {
             scenario: s,
             q: EventQueue::new(),
@@ -194,6 +213,9 @@ impl<'a> World<'a> {
             sampled_ports,
             samples: QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() },
             sample_interval: s.output.queue_sample_interval.0,
+            captures,
+            capture_at,
+            capture_flow,
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -351,8 +373,7 @@ impl<'a> World<'a> {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
                 }
                 if started {
-                    let d = p.tx_duration(&self.pool);
-                    self.q.schedule(now + d, Ev::TxDone(port));
+                    self.start_tx(now, port);
                 }
             }
             Ev::LinkArrive(port) => {
@@ -362,6 +383,9 @@ impl<'a> World<'a> {
                 let node = p.peer;
                 if let Some(&(next, _)) = p.on_wire.front() {
                     self.q.schedule(next, Ev::LinkArrive(port));
+                }
+                if !self.captures.is_empty() {
+                    self.capture(now, self.net.reverse[port as usize], id);
                 }
                 match self.net.kinds[node as usize] {
                     NodeKind::Host => self.deliver(now, node, id),
@@ -431,11 +455,34 @@ impl<'a> World<'a> {
                 self.packets_dropped += 1;
             }
             Offer::Queued => {}
-            Offer::StartTx => {
-                let d = p.tx_duration(&self.pool);
-                self.q.schedule(now + d, Ev::TxDone(port));
-            }
+            Offer::StartTx => self.start_tx(now, port),
         }
+    }
+
+    /// A port begins serialising its current frame.
+    #[inline]
+    fn start_tx(&mut self, now: SimTime, port: u32) {
+        let p = &self.net.ports[port as usize];
+        let d = p.tx_duration(&self.pool);
+        self.q.schedule(now + d, Ev::TxDone(port));
+        if !self.captures.is_empty() {
+            let id = p.transmitting.expect("transmitting");
+            self.capture(now, port, id);
+        }
+    }
+
+    /// Record a frame crossing the link end of `port` (either direction).
+    fn capture(&mut self, now: SimTime, port: u32, id: PktId) {
+        let c = self.capture_at[port as usize];
+        if c == NO_CAPTURE {
+            return;
+        }
+        let pkt = self.pool.get(id);
+        let isns = Isns {
+            own: self.eps[(pkt.conn * 2 + pkt.side as u32) as usize].isn,
+            peer: self.eps[(pkt.conn * 2 + 1 - pkt.side as u32) as usize].isn,
+        };
+        self.captures[c as usize].record(now.ps(), pkt, isns);
     }
 
     fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
@@ -493,6 +540,11 @@ impl<'a> World<'a> {
         };
         let conn = self.new_connection(src, dst, ConnApp::Bulk { flow: f });
         self.flows[f as usize].conn = conn;
+        for (i, filter) in self.capture_flow.iter().enumerate() {
+            if *filter == Some(f) {
+                self.captures[i].conn = Some(conn);
+            }
+        }
         let ep = conn * 2;
         let mut out = std::mem::take(&mut self.out);
         out.clear();
@@ -833,7 +885,19 @@ impl<'a> World<'a> {
         m.insert("flows".into(), json!(self.flows.len()));
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.end.is_some()).count()));
         m.insert("queries_completed".into(), json!(self.queries.len()));
-        RunOutput { tables: vec![flows, queries, queues, ports, trace], summary: m }
+        let caps = std::mem::take(&mut self.captures);
+        let counts: Vec<_> = caps.iter().map(|c| c.counts).collect();
+        let captures = Table::new("captures")
+            .col("name", Col::Str(caps.iter().map(|c| c.name.clone()).collect()))
+            .col("port", Col::U32(caps.iter().map(|c| c.port).collect()))
+            .col("frames", Col::U64(counts.iter().map(|c| c.frames).collect()))
+            .col("retransmissions", Col::U64(counts.iter().map(|c| c.retransmissions).collect()))
+            .col("duplicate_acks", Col::U64(counts.iter().map(|c| c.duplicate_acks).collect()))
+            .col("ce", Col::U64(counts.iter().map(|c| c.ce).collect()))
+            .col("ece", Col::U64(counts.iter().map(|c| c.ece).collect()))
+            .col("cwr", Col::U64(counts.iter().map(|c| c.cwr).collect()));
+        let pcaps = caps.into_iter().map(|c| (c.name.clone(), c.into_bytes())).collect();
+        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures], summary: m, pcaps }
     }
 }
 

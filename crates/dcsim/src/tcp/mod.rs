@@ -269,6 +269,8 @@ pub struct Endpoint {
     fin_seq: Option<u64>,
     ts_recent: u32,
     last_ack_sent: u64,
+    /// A segment with ACK has been sent (so a later one can repeat it).
+    acked_anything: bool,
     unacked_segments: u32,
     ack_now: bool,
     /// DCTCP: CE state of the last data packet (RFC 8257 §3.2).
@@ -331,6 +333,7 @@ impl Endpoint {
             fin_seq: None,
             ts_recent: 0,
             last_ack_sent: 0,
+            acked_anything: false,
             unacked_segments: 0,
             ack_now: false,
             ce_state: false,
@@ -414,6 +417,7 @@ impl Endpoint {
             pkt.nsack = n as u8;
         }
         self.last_ack_sent = self.rcv_nxt;
+        self.acked_anything = true;
         self.unacked_segments = 0;
         self.ack_now = false;
         self.delack_timer.cancel();
@@ -957,7 +961,9 @@ impl Endpoint {
 
     fn send_pure_ack(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         let mut pkt = self.base_packet(now, p);
-        pkt.seq = self.snd_nxt.max(self.snd_una).min(self.snd_max);
+        // As Linux: the next new sequence number (our snd_max is its snd_nxt).
+        pkt.seq = self.snd_max;
+        pkt.is_dup_ack = self.acked_anything && self.last_ack_sent == self.rcv_nxt;
         self.fill_ack(&mut pkt, p);
         if self.ecn_ok && self.cc.ecn_mode() == EcnMode::Dctcp {
             pkt.ecn = Ecn::Ect0;
