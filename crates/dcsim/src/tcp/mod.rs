@@ -283,6 +283,8 @@ pub struct Endpoint {
 }
 
 const SEQ_DATA_START: u64 = 1;
+/// Smallest MSS accepted from a peer (Linux TCP_MIN_MSS).
+const MIN_PEER_MSS: u32 = 88;
 
 /// One segment to send: data bytes [seq, end), optionally with FIN.
 #[derive(Clone, Copy)]
@@ -586,7 +588,9 @@ impl Endpoint {
             self.snd_scale = pkt.syn_wscale.unwrap().min(14);
             self.rcv_scale = p.own_wscale();
         }
-        let peer_mss = pkt.syn_mss as u32;
+        // A peer MSS below Linux's floor (TCP_MIN_MSS = 88) is raised to it,
+        // so a segment always carries data after its options.
+        let peer_mss = (pkt.syn_mss as u32).max(MIN_PEER_MSS);
         let our = p.mss_option as u32;
         self.mss = our.min(peer_mss) - if self.ts_ok { OPT_TIMESTAMPS as u32 } else { 0 };
         self.snd_wnd = pkt.window as u64; // SYN windows are never scaled
