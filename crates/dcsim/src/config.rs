@@ -205,10 +205,14 @@ pub struct LinkCfg {
     /// Count the 8-byte preamble+SFD and 12-byte inter-frame gap on the wire.
     #[serde(default)]
     pub preamble_ifg: bool,
+    /// Independent random loss: each frame sent on any link (either
+    /// direction, data and ACKs) is lost on the wire with this probability.
+    #[serde(default)]
+    pub loss_rate: f64,
 }
 impl Default for LinkCfg {
     fn default() -> Self {
-        LinkCfg { mtu: default_mtu(), preamble_ifg: false }
+        LinkCfg { mtu: default_mtu(), preamble_ifg: false, loss_rate: 0.0 }
     }
 }
 
@@ -731,6 +735,9 @@ impl Scenario {
         let mtu = self.link.mtu;
         if !(576..=9216).contains(&mtu) {
             return Err(err("link.mtu", format!("MTU {mtu} is out of range: allowed 576..=9216 bytes")));
+        }
+        if !(0.0..1.0).contains(&self.link.loss_rate) {
+            return Err(err("link.loss_rate", format!("{} is out of range: allowed [0, 1)", self.link.loss_rate)));
         }
         let max_frame = self.max_frame_bytes();
         let check_capacity = |path: &str, q: QSize| -> Result<(), ConfigError> {

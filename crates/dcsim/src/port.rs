@@ -8,7 +8,7 @@
 use crate::aqm::{Aqm, QueueView, Verdict};
 use crate::packet::{Ecn, PacketPool, PktId};
 use crate::units::QSize;
-use dcsim_engine::{Dur, Rate, SimTime};
+use dcsim_engine::{Dur, Rate, Rng, SimTime};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct PortStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub drops: u64,
+    /// Frames lost on the wire (random link loss).
+    pub link_losses: u64,
     pub marks: u64,
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
@@ -53,7 +55,21 @@ pub struct Port {
     pub transmitting: Option<PktId>,
     /// Frames propagating on the link: (arrival time of the last bit, packet).
     pub on_wire: VecDeque<(SimTime, PktId)>,
+    /// Random loss on the wire: probability and the port's own stream.
+    pub loss: Option<(f64, Rng)>,
     pub stats: PortStats,
+}
+
+/// What became of a frame whose serialisation just ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxDone {
+    pub frame: PktId,
+    /// Lost on the wire: the caller frees it.
+    pub lost: bool,
+    /// The frame is the only one on the wire: the caller schedules its arrival.
+    pub first_on_wire: bool,
+    /// Another frame started serialising.
+    pub started_next: bool,
 }
 
 impl Port {
@@ -69,6 +85,7 @@ impl Port {
             queue_bytes: 0,
             transmitting: None,
             on_wire: VecDeque::new(),
+            loss: None,
             stats: PortStats::default(),
         }
     }
@@ -131,18 +148,26 @@ impl Port {
         self.rate.tx_time(pool.get(id).wire_bytes as u64)
     }
 
-    /// The current frame finished serialising: put it on the wire, and start
-    /// the next one if any. Returns (the frame, whether the wire was empty,
-    /// whether a new transmission started).
+    /// The current frame finished serialising: put it on the wire (unless
+    /// random loss takes it), and start the next one if any.
     #[inline]
-    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool) -> (PktId, bool, bool) {
+    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
         let bytes = pool.get(id).wire_bytes as u64;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes;
-        let wire_was_empty = self.on_wire.is_empty();
-        self.on_wire.push_back((now + self.delay, id));
-        let started = match self.queue.pop_front() {
+        let lost = match &mut self.loss {
+            Some((p, rng)) => rng.next_f64() < *p,
+            None => false,
+        };
+        let mut first_on_wire = false;
+        if lost {
+            self.stats.link_losses += 1;
+        } else {
+            first_on_wire = self.on_wire.is_empty();
+            self.on_wire.push_back((now + self.delay, id));
+        }
+        let started_next = match self.queue.pop_front() {
             Some(next) => {
                 self.queue_bytes -= pool.get(next).wire_bytes as u64;
                 self.transmitting = Some(next);
@@ -153,6 +178,6 @@ impl Port {
                 false
             }
         };
-        (id, wire_was_empty, started)
+        TxDone { frame: id, lost, first_on_wire, started_next }
     }
 }

@@ -17,6 +17,7 @@ pub mod streams {
     pub const AQM: u32 = 1;
     pub const TCP_ISN: u32 = 2;
     pub const FLOW_HASH: u32 = 3;
+    pub const LINK_LOSS: u32 = 4;
 }
 
 pub struct Network {
@@ -64,7 +65,11 @@ impl<'a> Builder<'a> {
                 (Capacity::Limited(s.switch.buffer), Aqm::new(&s.switch.aqm, mtu_time, rng))
             }
         };
-        self.net.ports.push(Port::new(node, peer, rate, delay, capacity, aqm));
+        let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
+        if s.link.loss_rate > 0.0 {
+            port.loss = Some((s.link.loss_rate, Rng::stream(s.run.seed, StreamId { kind: streams::LINK_LOSS, index: id as u64 })));
+        }
+        self.net.ports.push(port);
         self.net.node_ports[node as usize].push(id);
         id
     }

@@ -368,11 +368,15 @@ impl<'a> World<'a> {
         match ev {
             Ev::TxDone(port) => {
                 let p = &mut self.net.ports[port as usize];
-                let (_, wire_was_empty, started) = p.finish_tx(now, &self.pool);
-                if wire_was_empty {
+                let done = p.finish_tx(now, &self.pool);
+                if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
                 }
-                if started {
+                if done.lost {
+                    self.pool.free(done.frame);
+                    self.packets_dropped += 1;
+                }
+                if done.started_next {
                     self.start_tx(now, port);
                 }
             }
@@ -829,6 +833,7 @@ impl<'a> World<'a> {
             .col("tx_bytes", Col::U64(ports.iter().map(|p| p.stats.tx_bytes).collect()))
             .col("enqueued", Col::U64(ports.iter().map(|p| p.stats.enqueued).collect()))
             .col("drops", Col::U64(ports.iter().map(|p| p.stats.drops).collect()))
+            .col("link_losses", Col::U64(ports.iter().map(|p| p.stats.link_losses).collect()))
             .col("ecn_marks", Col::U64(ports.iter().map(|p| p.stats.marks).collect()))
             .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
             .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
@@ -855,6 +860,7 @@ impl<'a> World<'a> {
             .col("rttvar", Col::F64(rows.iter().map(|r| r.rttvar.as_secs_f64()).collect()))
             .col("rto", Col::F64(rows.iter().map(|r| r.rto.as_secs_f64()).collect()))
             .col("bytes_in_flight", Col::U64(rows.iter().map(|r| r.in_flight).collect()))
+            .col("dctcp_alpha", Col::F64(rows.iter().map(|r| r.alpha).collect()))
     }
 
     /// Build the result tables and summary (consumes the samples and traces).

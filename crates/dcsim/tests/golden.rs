@@ -87,7 +87,6 @@ fn digest(text: &str) -> Value {
     };
     let summary = &out.summary;
     json!({
-        "scenario_hash": summary["scenario_hash"],
         "events": summary["events"],
         "packets_created": summary["packets_created"],
         "packets_dropped": summary["packets_dropped"],

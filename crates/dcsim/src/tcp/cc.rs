@@ -69,10 +69,15 @@ impl Cc {
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(mss);
         } else {
+            // One SMSS per cwnd of acknowledged bytes; a stretch ACK covering
+            // several windows adds several SMSS at once and leaves less than
+            // a window of credit (as Linux's tcp_cong_avoid_ai), so old
+            // credit cannot turn congestion avoidance into slow start.
             self.ca_acked += acked;
             if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd += mss;
+                let windows = self.ca_acked / self.cwnd;
+                self.ca_acked -= windows * self.cwnd;
+                self.cwnd += windows * mss;
             }
         }
     }
@@ -195,6 +200,12 @@ mod tests {
         assert_eq!(c.cwnd, 11 * MSS);
         c.grow(MSS, MSS); // 11 segments acked: one cwnd -> +1 SMSS
         assert_eq!(c.cwnd, 12 * MSS);
+        // A stretch ACK of 30 windows adds 30 SMSS once, and no credit is
+        // left to grow by one SMSS per ACK afterwards.
+        c.grow(30 * 12 * MSS, MSS);
+        assert_eq!(c.cwnd, 42 * MSS);
+        c.grow(MSS, MSS);
+        assert_eq!(c.cwnd, 42 * MSS);
     }
 
     #[test]

@@ -193,6 +193,8 @@ pub struct TraceRow {
     pub rttvar: Dur,
     pub rto: Dur,
     pub in_flight: u64,
+    /// DCTCP's alpha (NaN for other congestion controls).
+    pub alpha: f64,
 }
 
 /// What an endpoint produced while handling one input.
@@ -345,9 +347,18 @@ impl Endpoint {
         }
     }
 
-    /// Bytes sent and not yet cumulatively acknowledged.
+    /// FlightSize (RFC 5681): bytes sent and not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// FlightSize less the SACKed bytes, which have left the network. Used
+    /// for ssthresh on a timeout: RFC 5681 would halve everything above
+    /// snd_una, and after a long SACK recovery whose retransmission was lost
+    /// that is everything sent meanwhile (thousands of segments). Linux
+    /// halves cwnd instead; this keeps to the RFC's intent.
+    fn flight_in_network(&self) -> u64 {
+        self.flight_size() - self.scoreboard.covered_in(self.snd_una, self.snd_max)
     }
 
     // ---- application interface ----------------------------------------------
@@ -513,7 +524,7 @@ impl Endpoint {
             return;
         }
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
-        self.cc.on_timeout(self.flight_size(), self.mss as u64);
+        self.cc.on_timeout(self.flight_in_network(), self.mss as u64);
         self.recovery = Recovery::Open;
         self.dupacks = 0;
         self.high_rxt = self.snd_una;
@@ -760,6 +771,7 @@ impl Endpoint {
         }
         let ece = self.ecn_ok && pkt.has(flags::ECE);
         let old_wnd = self.snd_wnd;
+        let snd_una_before = self.snd_una;
         if ack >= self.snd_una {
             self.snd_wnd = (pkt.window as u64) << self.snd_scale;
         }
@@ -840,7 +852,10 @@ impl Endpoint {
         if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.flight_size(), mss) {
             self.stats.ecn_reductions += 1;
         }
-        if out.trace_enabled {
+        // Trace the data sender only: an ACK that acknowledged something or
+        // arrived while data is outstanding (not the acks a pure receiver
+        // finds on incoming data segments).
+        if out.trace_enabled && (ack > snd_una_before || self.snd_una < self.snd_max) {
             out.trace.push(TraceRow {
                 time: now,
                 conn: self.conn,
@@ -851,6 +866,7 @@ impl Endpoint {
                 rttvar: self.rtt.rttvar,
                 rto: self.rtt.rto(&p.rtt),
                 in_flight: self.flight_size(),
+                alpha: if self.cc.ecn_mode() == EcnMode::Dctcp { self.cc.alpha } else { f64::NAN },
             });
         }
         self.try_send(now, p, out);

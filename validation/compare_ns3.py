@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Run matched scenarios in dcsim and ns-3 3.44 and print one comparison table.
+
+    python validation/compare_ns3.py [--quick] [--out DIR]
+
+The ns-3 side is two small C++ programs (validation/ns3/*.cc) compiled with g++
+against the headers and shared libraries of the PyPI package ``ns3==3.44.post0``
+into a cache directory outside the repository (~/.cache/dcsim-ns3 or
+$DCSIM_NS3_CACHE), keyed by a hash of the sources and flags. The dcsim side is
+validation/scenarios/*.toml, run through the Python API. ns-3 runs one at a
+time (one core). See docs/validation-ns3.md for the settings and the results.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+NS3_SRC = HERE / "ns3"
+SCEN = HERE / "scenarios"
+NS3_VERSION = "3.44"
+NS3_LIBS = ["point-to-point", "internet", "traffic-control", "applications", "network", "core"]
+CXXFLAGS = ["-std=c++20", "-O2", "-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE", "-DNS3_BUILD_PROFILE_RELEASE"]
+
+# Agreement targets: metric -> maximum |relative difference|.
+TARGETS = {"goodput": 0.01, "queue_mean": 0.10, "round_p50": 0.05}
+
+
+# --------------------------------------------------------------------------- ns-3 build
+
+
+def ns3_dirs() -> tuple[Path, Path]:
+    """Include and library directories of the installed `ns3` PyPI package."""
+    import importlib.metadata as md
+
+    roots = []
+    try:
+        roots.append(Path(str(md.distribution("ns3").locate_file("ns3"))))
+    except md.PackageNotFoundError:
+        pass
+    # validation/ns3 (the C++ sources) shadows nothing here: look in sys.path too.
+    roots += [Path(p) / "ns3" for p in sys.path if p and Path(p).resolve() != HERE]
+    for root in roots:
+        inc = root / "include"
+        for lib in (root / "lib64", root / "lib"):
+            if (inc / "ns3" / "core-module.h").is_file() and (lib / f"libns{NS3_VERSION}-core.so").is_file():
+                return inc, lib
+    raise RuntimeError(f"no ns-{NS3_VERSION} headers/libraries found: pip install ns3==3.44.post0")
+
+
+def build(cache: Path | None = None) -> dict[str, Path]:
+    """Compile validation/ns3/{dumbbell,incast}.cc on demand; return the binaries."""
+    inc, lib = ns3_dirs()
+    cache = cache or Path(os.environ.get("DCSIM_NS3_CACHE", Path.home() / ".cache" / "dcsim-ns3"))
+    h = hashlib.sha256()
+    for f in sorted(NS3_SRC.glob("*")):
+        h.update(f.name.encode() + f.read_bytes())
+    h.update(" ".join(CXXFLAGS + [str(inc), str(lib)]).encode())
+    out = cache / h.hexdigest()[:16]
+    out.mkdir(parents=True, exist_ok=True)
+    bins = {}
+    for prog in ("dumbbell", "incast"):
+        exe = out / prog
+        if not exe.exists():
+            tmp = out / f".{prog}.tmp"
+            cmd = ["g++", *CXXFLAGS, f"-I{inc}", str(NS3_SRC / f"{prog}.cc"), "-o", str(tmp),
+                   f"-L{lib}", f"-Wl,-rpath,{lib}", *[f"-lns{NS3_VERSION}-{m}" for m in NS3_LIBS]]
+            print(f"[build] g++ {prog}.cc -> {exe}", file=sys.stderr, flush=True)
+            subprocess.run(cmd, check=True)
+            tmp.rename(exe)
+        bins[prog] = exe
+    return bins
+
+
+def run_ns3(exe: Path, args: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    cmd = [str(exe), *[f"--{k}={v}" for k, v in args.items()]]
+    t = time.perf_counter()
+    # One ns-3 process at a time, pinned to one core when possible.
+    if hasattr(os, "sched_setaffinity"):
+        cpu = min(os.sched_getaffinity(0))
+        p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return json.loads(p.stdout), wall
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    s = sorted(xs)
+    if not s:
+        return float("nan")
+    pos = (len(s) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass
+class Case:
+    name: str
+    kind: str  # dumbbell | incast
+    toml: str
+    n: int
+    cc: str = "newreno"
+    k: int = 0  # DCTCP marking threshold (0 = drop-tail)
+    buffer: int = 250
+    duration_ms: float = 500
+    warmup_ms: float = 100
+    rounds: int = 100
+    min_rto: str = "1ms"
+    ns3_extra: dict[str, Any] = field(default_factory=dict)
+
+
+def cases(quick: bool) -> list[Case]:
+    if quick:
+        d, w, r = 50, 10, 20
+        return [
+            Case("dumbbell-dctcp-8", "dumbbell", "dumbbell-dctcp-8.toml", 8, "dctcp", 65, duration_ms=d, warmup_ms=w),
+            Case("dumbbell-reno-8", "dumbbell", "dumbbell-reno-8.toml", 8, duration_ms=d, warmup_ms=w),
+            Case("incast-16 (minRTO 1ms)", "incast", "incast-16.toml", 16, buffer=100, rounds=r),
+        ]
+    out = []
+    for n in (8, 64):
+        out.append(Case(f"dumbbell-dctcp-{n}", "dumbbell", f"dumbbell-dctcp-{n}.toml", n, "dctcp", 65))
+    for n in (8, 64):
+        out.append(Case(f"dumbbell-reno-{n}", "dumbbell", f"dumbbell-reno-{n}.toml", n))
+    for n in (16, 64):
+        for rto in ("1ms", "10ms"):
+            out.append(Case(f"incast-{n} (minRTO {rto})", "incast", f"incast-{n}.toml", n, buffer=100, min_rto=rto))
+    return out
+
+
+# --------------------------------------------------------------------------- dcsim side
+
+
+def dcsim_dumbbell(c: Case) -> tuple[dict[str, float], float]:
+    import dcsim
+    import pyarrow.compute as pc
+
+    path = SCEN / c.toml
+    dur, warm = c.duration_ms / 1e3, c.warmup_ms / 1e3
+    t = time.perf_counter()
+    full = dcsim.run(path, overrides={"run.duration": f"{c.duration_ms}ms"})
+    wall = time.perf_counter() - t
+    # Same seed, same events: the warm-up run is an exact prefix of the full run.
+    pre = dcsim.run(path, overrides={"run.duration": f"{c.warmup_ms}ms", "output.queue_sample_interval": "0s"})
+    left, right = c.n + 1, c.n + 2  # hosts 0..n (n senders + 1 receiver), then the two switches
+    ports = [p for p in full.ports.to_pylist() if p["node"] == left and p["peer"] == right]
+    bn = ports[0]["port"]
+    pre_bn = [p for p in pre.ports.to_pylist() if p["port"] == bn][0]
+    q = full.queues
+    sel = pc.and_(pc.equal(q["port"], bn), pc.and_(pc.greater_equal(q["time"], warm - 1e-12), pc.less(q["time"], dur - 1e-12)))
+    samples = q.filter(sel).column("packets").to_pylist()
+    delivered = sum(full.flows.column("delivered").to_pylist()) - sum(pre.flows.column("delivered").to_pylist())
+    win = dur - warm
+    return {
+        "goodput": delivered * 8 / win,
+        "queue_mean": mean(samples),
+        "queue_p99": percentile(samples, 99),
+        "marks_per_s": (ports[0]["ecn_marks"] - pre_bn["ecn_marks"]) / win,
+        "drops": ports[0]["drops"] - pre_bn["drops"],
+        "samples": len(samples),
+    }, wall
+
+
+def dcsim_incast(c: Case) -> tuple[dict[str, float], float]:
+    import dcsim
+
+    t = time.perf_counter()
+    r = dcsim.run(SCEN / c.toml, overrides={"tcp.min_rto": c.min_rto, "workload[0].rounds": c.rounds})
+    wall = time.perf_counter() - t
+    rows = r.queries.to_pylist()
+    return incast_stats(rows), wall
+
+
+def incast_stats(rows: list[dict[str, Any]]) -> dict[str, float]:
+    ct = [x["completion_time"] for x in rows]
+    return {
+        "rounds": len(rows),
+        "round_mean": mean(ct),
+        "round_p50": percentile(ct, 50),
+        "round_p99": percentile(ct, 99),
+        "rto_total": sum(x["timeouts"] for x in rows),
+        "rounds_with_rto": sum(1 for x in rows if x["timeouts"] > 0),
+        "retx_per_round": mean([x["retransmits"] for x in rows]),
+    }
+
+
+# --------------------------------------------------------------------------- ns-3 side
+
+
+def ns3_tcp_args(c: Case) -> dict[str, Any]:
+    return {"cc": c.cc, "timestamps": "false", "minRto": c.min_rto, "clockGranularity": "1ns",
+            "recovery": "classic", "initialCwnd": 10, **c.ns3_extra}
+
+
+def ns3_dumbbell(c: Case, exe: Path) -> tuple[dict[str, float], float]:
+    d, wall = run_ns3(exe, {**ns3_tcp_args(c), "n": c.n, "buffer": c.buffer, "k": c.k,
+                            "duration": f"{c.duration_ms}ms", "warmup": f"{c.warmup_ms}ms", "sample": "10us"})
+    s = d["queue_samples"]
+    return {
+        "goodput": d["goodput_bps"],
+        "queue_mean": mean(s),
+        "queue_p99": percentile(s, 99),
+        "marks_per_s": d["ecn_marks"] / d["window_s"],
+        "drops": d["drops"] + d["device_drops"],
+        "samples": len(s),
+    }, wall
+
+
+def ns3_incast(c: Case, exe: Path) -> tuple[dict[str, float], float]:
+    d, wall = run_ns3(exe, {**ns3_tcp_args(c), "n": c.n, "buffer": c.buffer, "rounds": c.rounds,
+                            "querySize": 500, "responseSize": 64000})
+    return incast_stats(d["rounds"]), wall
+
+
+# --------------------------------------------------------------------------- table
+
+METRICS = {
+    "dumbbell": [("goodput", "goodput (Gb/s)", 1e-9), ("queue_mean", "queue mean (pkt)", 1),
+                 ("queue_p99", "queue p99 (pkt)", 1), ("marks_per_s", "ECN marks/s", 1), ("drops", "drops", 1)],
+    "incast": [("round_mean", "round mean (ms)", 1e3), ("round_p50", "round p50 (ms)", 1e3),
+               ("round_p99", "round p99 (ms)", 1e3), ("rto_total", "RTOs (total)", 1),
+               ("rounds_with_rto", "rounds with an RTO", 1), ("retx_per_round", "retransmits/round", 1)],
+}
+
+
+def rel(a: float, b: float) -> float | None:
+    """(dcsim - ns3) / ns3."""
+    if b == 0:
+        return 0.0 if a == 0 else None
+    return (a - b) / b
+
+
+def compare(quick: bool, out: Path | None = None, only: list[str] | None = None) -> list[dict[str, Any]]:
+    bins = build()
+    results = []
+    for c in cases(quick):
+        if only and not any(o in c.name for o in only):
+            continue
+        print(f"[run] {c.name}", file=sys.stderr, flush=True)
+        if c.kind == "dumbbell":
+            dm, dw = dcsim_dumbbell(c)
+            nm, nw = ns3_dumbbell(c, bins["dumbbell"])
+        else:
+            dm, dw = dcsim_incast(c)
+            nm, nw = ns3_incast(c, bins["incast"])
+        rows = []
+        for key, label, scale in METRICS[c.kind]:
+            r = rel(dm[key], nm[key])
+            tgt = TARGETS.get(key)
+            status = "info" if tgt is None else ("pass" if r is not None and abs(r) <= tgt else "FAIL")
+            rows.append({"metric": key, "label": label, "dcsim": dm[key], "ns3": nm[key], "scale": scale,
+                         "rel": r, "target": tgt, "status": status})
+        results.append({"case": c.name, "kind": c.kind, "n": c.n, "min_rto": c.min_rto,
+                        "duration_ms": c.duration_ms if c.kind == "dumbbell" else None,
+                        "warmup_ms": c.warmup_ms if c.kind == "dumbbell" else None,
+                        "rounds": c.rounds if c.kind == "incast" else None,
+                        "wall_dcsim_s": dw, "wall_ns3_s": nw, "rows": rows, "dcsim": dm, "ns3": nm})
+    table = render(results)
+    print(table)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ns3-comparison.json").write_text(json.dumps(results, indent=1))
+        (out / "ns3-comparison.md").write_text(table + "\n")
+    return results
+
+
+def fmt(v: float, scale: float) -> str:
+    x = v * scale
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}" if x != int(x) else f"{int(x)}"
+
+
+def render(results: list[dict[str, Any]]) -> str:
+    lines = ["| scenario | metric | dcsim | ns-3 | (dcsim-ns3)/ns3 | target | status | wall dcsim / ns-3 (s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for i, row in enumerate(r["rows"]):
+            rd = "n/a" if row["rel"] is None else f"{row['rel'] * 100:+.2f}%"
+            tgt = "–" if row["target"] is None else f"±{row['target'] * 100:g}%"
+            wall = f"{r['wall_dcsim_s']:.2f} / {r['wall_ns3_s']:.2f}" if i == 0 else ""
+            name = r["case"] if i == 0 else ""
+            lines.append(f"| {name} | {row['label']} | {fmt(row['dcsim'], row['scale'])} | "
+                         f"{fmt(row['ns3'], row['scale'])} | {rd} | {tgt} | {row['status']} | {wall} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short runs for CI (N=8 dumbbells, 50 ms; incast N=16, 20 rounds)")
+    ap.add_argument("--out", type=Path, help="also write ns3-comparison.{json,md} here")
+    ap.add_argument("--only", action="append", help="run only the cases whose name contains this (repeatable)")
+    a = ap.parse_args()
+    t = time.perf_counter()
+    compare(a.quick, a.out, a.only)
+    print(f"\ntotal wall time {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

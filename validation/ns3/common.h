@@ -1,0 +1,184 @@
+// Shared set-up for the ns-3 side of the dcsim comparison (validation/compare_ns3.py).
+// Everything here calls ns-3's public API only.
+//
+// Matching rules (see docs/validation-ns3.md):
+//  * Links are PointToPoint.  ns-3's PPP framing adds 2 B to a 1500 B IP packet
+//    (1502 B) where dcsim sends an Ethernet frame (14 B header + 4 B FCS: 1518 B).
+//    The ns-3 rate is scaled by 1502/1518 so a full data frame takes exactly as
+//    long to serialise (1.2144 us at "10 Gb/s") as in dcsim.
+//  * Every switch egress port: a queue disc that is the real queue plus a
+//    1-packet device queue (the frame waiting behind the one on the wire).
+//    A qdisc of B-1 packets + 1 device slot = dcsim's B-packet buffer.
+//  * Hosts: a very large FIFO qdisc (dcsim's NIC queues are unlimited).
+//  * Time resolution is 1 ps, like dcsim's integer-picosecond clock.
+#ifndef DCSIM_NS3_COMMON_H
+#define DCSIM_NS3_COMMON_H
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dcsimval
+{
+using namespace ns3;
+
+// Settings shared by both programs (set from the command line).
+struct TcpSettings
+{
+    std::string cc = "newreno"; // newreno | dctcp
+    bool timestamps = false;
+    std::string minRto = "1ms";
+    std::string clockGranularity = "1ns";
+    std::string recovery = "classic"; // classic | prr
+    uint32_t initialCwnd = 10;
+    uint32_t rcvBuf = 1048576; // dcsim tcp.rcv_buffer = 1 MiB
+};
+
+inline void
+AddTcpArgs(CommandLine& cmd, TcpSettings& t)
+{
+    cmd.AddValue("cc", "newreno or dctcp", t.cc);
+    cmd.AddValue("timestamps", "RFC 7323 timestamps", t.timestamps);
+    cmd.AddValue("minRto", "minimum RTO", t.minRto);
+    cmd.AddValue("clockGranularity", "TcpSocketBase::ClockGranularity", t.clockGranularity);
+    cmd.AddValue("recovery", "classic (RFC 6675, cwnd = ssthresh at once) or prr (ns-3 default)",
+                 t.recovery);
+    cmd.AddValue("initialCwnd", "initial window (segments)", t.initialCwnd);
+}
+
+inline void
+ApplyTcpDefaults(const TcpSettings& t)
+{
+    // MTU 1500: 1460 B payload without timestamps, 1448 B with them (as dcsim).
+    uint32_t seg = t.timestamps ? 1448 : 1460;
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(seg));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1)); // no delayed ACK
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(t.initialCwnd));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(t.rcvBuf));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8 * 1048576));
+    Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true)); // no Nagle
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1))); // dcsim initial_rto
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(100));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(t.timestamps));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(3));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Time(t.minRto)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(t.clockGranularity)));
+    Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(1)));
+    if (t.recovery == "classic")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    }
+    else
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(TcpPrrRecovery::GetTypeId()));
+    }
+    if (t.cc == "dctcp")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+        Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(1.0 / 16));
+        Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
+        Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(true));
+    }
+    else
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    }
+}
+
+// 10 Gb/s scaled by 1502/1518 (see above); serialisation of 1502 B = 1214400 ps.
+inline std::string
+ScaledRate(double gbps)
+{
+    double bps = gbps * 1e9 * 1502.0 / 1518.0;
+    std::ostringstream s;
+    s << static_cast<uint64_t>(bps) << "bps";
+    return s.str();
+}
+
+inline PointToPointHelper
+MakeLink(double gbps, const std::string& delay)
+{
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue(ScaledRate(gbps)));
+    p2p.SetChannelAttribute("Delay", StringValue(delay));
+    // Tiny device queue: the queue disc above it is the real queue.
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
+    return p2p;
+}
+
+// Switch egress: drop-tail FIFO of `buffer` packets in total (qdisc buffer-1 + device 1),
+// or DCTCP step marking at K packets in total (RED with QW = 1, MinTh = MaxTh = K-1 on
+// the qdisc, Gentle off, ECN marking instead of dropping).
+inline void
+InstallSwitchQdisc(Ptr<NetDevice> dev, uint32_t buffer, uint32_t k)
+{
+    TrafficControlHelper tch;
+    std::string size = std::to_string(buffer - 1) + "p";
+    if (k == 0)
+    {
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(size));
+    }
+    else
+    {
+        double th = k - 1;
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", StringValue(size),
+                             "QW", DoubleValue(1.0),
+                             "MinTh", DoubleValue(th),
+                             "MaxTh", DoubleValue(th),
+                             "Gentle", BooleanValue(false),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(1500));
+    }
+    tch.Install(dev);
+}
+
+inline void
+InstallHostQdisc(Ptr<NetDevice> dev)
+{
+    TrafficControlHelper tch;
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("1000000p"));
+    tch.Install(dev);
+}
+
+inline Ptr<QueueDisc>
+RootQdisc(Ptr<NetDevice> dev)
+{
+    return dev->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(dev);
+}
+
+// Packets waiting at an egress port: qdisc + device queue (not the frame on the wire).
+inline uint32_t
+WaitingPackets(Ptr<NetDevice> dev, Ptr<QueueDisc> qd)
+{
+    auto p2p = DynamicCast<PointToPointNetDevice>(dev);
+    return qd->GetNPackets() + p2p->GetQueue()->GetNPackets();
+}
+
+inline uint64_t
+DeviceDrops(Ptr<NetDevice> dev)
+{
+    return DynamicCast<PointToPointNetDevice>(dev)->GetQueue()->GetTotalDroppedPackets();
+}
+
+} // namespace dcsimval
+
+#endif
