@@ -204,6 +204,8 @@ def incast_stats(rows: list[dict[str, Any]]) -> dict[str, float]:
         "rto_total": sum(x["timeouts"] for x in rows),
         "rounds_with_rto": sum(1 for x in rows if x["timeouts"] > 0),
         "retx_per_round": mean([x["retransmits"] for x in rows]),
+        # Median of the rounds that had no RTO: separates transfer dynamics from RTO counts.
+        "round_p50_no_rto": percentile([x["completion_time"] for x in rows if x["timeouts"] == 0], 50),
     }
 
 
@@ -242,7 +244,8 @@ METRICS = {
                  ("queue_p99", "queue p99 (pkt)", 1), ("marks_per_s", "ECN marks/s", 1), ("drops", "drops", 1)],
     "incast": [("round_mean", "round mean (ms)", 1e3), ("round_p50", "round p50 (ms)", 1e3),
                ("round_p99", "round p99 (ms)", 1e3), ("rto_total", "RTOs (total)", 1),
-               ("rounds_with_rto", "rounds with an RTO", 1), ("retx_per_round", "retransmits/round", 1)],
+               ("rounds_with_rto", "rounds with an RTO", 1), ("retx_per_round", "retransmits/round", 1),
+               ("round_p50_no_rto", "p50 of rounds w/o RTO (ms)", 1e3)],
 }
 
 

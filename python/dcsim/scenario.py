@@ -110,17 +110,17 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
     """Read an explicit flow list (CSV or Parquet) with columns src, dst,
     bytes and start (seconds)."""
     required = ("src", "dst", "bytes", "start")
+    if path.suffix not in (".csv", ".parquet"):
+        raise _error(where, f"flow file {str(path)!r}: expected a .csv or .parquet file")
     if not path.exists():
         raise _error(where, f"flow file {str(path)!r} does not exist")
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
         rows = pq.read_table(path).to_pylist()
-    elif path.suffix == ".csv":
+    else:
         with path.open(newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-    else:
-        raise _error(where, f"flow file {str(path)!r}: expected a .csv or .parquet file")
     flows = []
     for i, row in enumerate(rows):
         missing = [c for c in required if c not in row or row[c] in (None, "")]

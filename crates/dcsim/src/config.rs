@@ -424,30 +424,27 @@ impl Serialize for HostSet {
 }
 impl<'de> Deserialize<'de> for HostSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            One(u32),
-            Many(Vec<u32>),
-            Range(String),
-        }
-        let bad = |s: &str| {
+        use serde_json::Value;
+        let v = Value::deserialize(d)?;
+        let bad = || {
             serde::de::Error::custom(format!(
-                "invalid host set {s:?}: expected a host index like 3, a list like [0, 2], or a range like \"0..8\" (end excluded)"
+                "invalid host set {v}: expected a host index like 3, a list like [0, 2], or a range like \"0..8\" (end excluded)"
             ))
         };
-        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("invalid host set: expected a host index like 3, a list like [0, 2], or a range like \"0..8\" (end excluded)"))? {
-            Raw::One(h) => Ok(HostSet(vec![h])),
-            Raw::Many(v) => Ok(HostSet(v)),
-            Raw::Range(s) => {
-                let (a, b) = s.split_once("..").ok_or_else(|| bad(&s))?;
-                let a: u32 = a.trim().parse().map_err(|_| bad(&s))?;
-                let b: u32 = b.trim().parse().map_err(|_| bad(&s))?;
+        let index = |x: &Value| x.as_u64().and_then(|h| u32::try_from(h).ok());
+        match &v {
+            Value::Number(_) => Ok(HostSet(vec![index(&v).ok_or_else(bad)?])),
+            Value::Array(items) => items.iter().map(|x| index(x).ok_or_else(bad)).collect::<Result<_, _>>().map(HostSet),
+            Value::String(s) => {
+                let (a, b) = s.split_once("..").ok_or_else(bad)?;
+                let a: u32 = a.trim().parse().map_err(|_| bad())?;
+                let b: u32 = b.trim().parse().map_err(|_| bad())?;
                 if b <= a || b - a > 1_000_000 {
-                    return Err(bad(&s));
+                    return Err(bad());
                 }
                 Ok(HostSet((a..b).collect()))
             }
+            _ => Err(bad()),
         }
     }
 }
@@ -858,7 +855,7 @@ impl Scenario {
                     }
                     let pairs = bulk_pairs(src, dst, *pairing);
                     if pairs.is_empty() {
-                        return Err(err(format!("{p}.dst"), "no flow results: every source equals its destination"));
+                        return Err(err(format!("{p}.dst"), "no flows: every source equals its destination"));
                     }
                     if let Some((s, _)) = pairs.iter().find(|(s, d)| s == d) {
                         return Err(err(format!("{p}.dst"), format!("host {s} would send to itself")));

@@ -24,40 +24,43 @@ fn split_number(s: &str) -> Option<(&str, &str)> {
     Some((&s[..end], s[end..].trim()))
 }
 
+#[derive(Debug, PartialEq)]
+enum NumError {
+    Malformed,
+    NotWhole,
+    TooLarge,
+}
+
 /// Parse `num` (decimal, '_' allowed) times `scale` exactly into an integer.
-/// Returns None if the number is malformed or the result is not an integer
-/// or overflows u64.
-fn scaled_integer(num: &str, scale: u64) -> Option<u64> {
+fn scaled_integer(num: &str, scale: u64) -> Result<u64, NumError> {
     let num: String = num.chars().filter(|c| *c != '_').collect();
     let (int_part, frac_part) = match num.split_once('.') {
         Some((i, f)) => (i, f),
         None => (num.as_str(), ""),
     };
-    if int_part.is_empty() && frac_part.is_empty() {
-        return None;
+    if (int_part.is_empty() && frac_part.is_empty())
+        || !int_part.chars().all(|c| c.is_ascii_digit())
+        || !frac_part.chars().all(|c| c.is_ascii_digit())
+    {
+        return Err(NumError::Malformed);
     }
-    if !int_part.chars().all(|c| c.is_ascii_digit()) || !frac_part.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
-    let mut value = int.checked_mul(scale as u128)?;
+    let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| NumError::TooLarge)? };
+    let mut value = int.checked_mul(scale as u128).ok_or(NumError::TooLarge)?;
     // Fraction: frac * scale / 10^len must be an integer.
-    if !frac_part.is_empty() {
-        let digits = frac_part.trim_end_matches('0');
-        if !digits.is_empty() {
-            if digits.len() > 30 {
-                return None;
-            }
-            let frac: u128 = digits.parse().ok()?;
-            let denom = 10u128.checked_pow(digits.len() as u32)?;
-            let num = frac.checked_mul(scale as u128)?;
-            if num % denom != 0 {
-                return None;
-            }
-            value = value.checked_add(num / denom)?;
+    let digits = frac_part.trim_end_matches('0');
+    if !digits.is_empty() {
+        if digits.len() > 30 {
+            return Err(NumError::NotWhole);
         }
+        let frac: u128 = digits.parse().map_err(|_| NumError::Malformed)?;
+        let denom = 10u128.pow(digits.len() as u32);
+        let num = frac.checked_mul(scale as u128).ok_or(NumError::TooLarge)?;
+        if num % denom != 0 {
+            return Err(NumError::NotWhole);
+        }
+        value = value.checked_add(num / denom).ok_or(NumError::TooLarge)?;
     }
-    u64::try_from(value).ok()
+    u64::try_from(value).map_err(|_| NumError::TooLarge)
 }
 
 const RATE_UNITS: &[(&str, u64)] =
@@ -80,20 +83,22 @@ fn unit_list(units: &[(&str, u64)]) -> String {
     units.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
 }
 
-fn parse_with(s: &str, units: &[(&str, u64)], what: &str, example: &str) -> Result<u64, String> {
+fn parse_with(s: &str, units: &[(&str, u64)], what: &str, example: &str, max: &str) -> Result<u64, String> {
     let bad = || format!("invalid {what} {s:?}: expected a number with a unit, like {example:?} (units: {})", unit_list(units));
     let (num, unit) = split_number(s).ok_or_else(bad)?;
     if unit.is_empty() {
         return Err(format!("invalid {what} {s:?}: the unit is missing; write it out, like {example:?} (units: {})", unit_list(units)));
     }
     let scale = units.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k).ok_or_else(bad)?;
-    scaled_integer(num, scale).ok_or_else(|| {
-        format!("invalid {what} {s:?}: not a whole number of the smallest unit ({}), or too large", units[0].0)
+    scaled_integer(num, scale).map_err(|e| match e {
+        NumError::Malformed => bad(),
+        NumError::NotWhole => format!("invalid {what} {s:?}: not a whole number of {}", units[0].0),
+        NumError::TooLarge => format!("invalid {what} {s:?}: too large (at most {max})"),
     })
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let bps = parse_with(s, RATE_UNITS, "rate", "10Gbps")?;
+    let bps = parse_with(s, RATE_UNITS, "rate", "10Gbps", "2^64 bps")?;
     if bps == 0 {
         return Err(format!("invalid rate {s:?}: a rate must be greater than zero"));
     }
@@ -101,11 +106,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
 }
 
 pub fn parse_dur(s: &str) -> Result<Dur, String> {
-    parse_with(s, TIME_UNITS, "duration", "2us").map(Dur)
+    parse_with(s, TIME_UNITS, "duration", "2us", "2^64 ps, about 213 days").map(Dur)
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    parse_with(s, BYTE_UNITS, "size", "64KiB")
+    parse_with(s, BYTE_UNITS, "size", "64KiB", "2^64 B")
 }
 
 /// A byte count written with a unit ("1448B", "64KiB").
@@ -121,16 +126,20 @@ pub enum QSize {
 
 impl QSize {
     pub fn parse(s: &str) -> Result<QSize, String> {
-        if let Some((num, unit)) = split_number(s) {
-            if PACKET_UNITS.contains(&unit) {
-                return scaled_integer(num, 1)
-                    .map(QSize::Packets)
-                    .ok_or_else(|| format!("invalid packet count {s:?}: expected a whole number, like \"100pkt\""));
-            }
+        let bad = || {
+            format!("invalid queue size {s:?}: expected a packet count like \"100pkt\" or a size like \"150KB\" (units: pkt, {})", unit_list(BYTE_UNITS))
+        };
+        let (num, unit) = split_number(s).ok_or_else(bad)?;
+        if PACKET_UNITS.contains(&unit) {
+            return scaled_integer(num, 1).map(QSize::Packets).map_err(|_| format!("invalid packet count {s:?}: expected a whole number, like \"100pkt\""));
         }
-        parse_with(s, BYTE_UNITS, "queue size", "100pkt").map(QSize::Bytes).map_err(|e| {
-            format!("{e}; or a packet count, like \"100pkt\"")
-        })
+        if unit.is_empty() {
+            return Err(format!("invalid queue size {s:?}: the unit is missing; write \"{num}pkt\" for packets or add a byte unit ({})", unit_list(BYTE_UNITS)));
+        }
+        if !BYTE_UNITS.iter().any(|(u, _)| *u == unit) {
+            return Err(bad());
+        }
+        parse_bytes(s).map(QSize::Bytes)
     }
     pub fn is_zero(self) -> bool {
         matches!(self, QSize::Packets(0) | QSize::Bytes(0))
@@ -288,6 +297,8 @@ mod tests {
 
     #[test]
     fn rejects_missing_or_unknown_units_with_a_helpful_message() {
+        assert!(parse_dur("300000000s").unwrap_err().contains("too large"));
+        assert!(parse_dur("1.5ps").unwrap_err().contains("not a whole number of ps"));
         let e = parse_rate("10").unwrap_err();
         assert!(e.contains("unit is missing") && e.contains("Gbps"), "{e}");
         let e = parse_rate("10Gbit").unwrap_err();
