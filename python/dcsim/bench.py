@@ -44,6 +44,58 @@ def _measure(path: Path) -> dict[str, object]:
     }
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def soak(events: int, json_lines: bool = False) -> int:
+    """Run dumbbell-dctcp-8 long enough for `events` events, sampling the
+    event rate and resident memory every few seconds: both must stay flat."""
+    import threading
+    import time
+
+    from . import _core
+    from .scenario import resolve
+
+    path = BENCH_DIR / "dumbbell-dctcp-8.toml"
+    per_sim_second = 9.9e6  # events per simulated second of this scenario
+    sim_s = max(0.01, events / per_sim_second)
+    resolved, _ = resolve(path, {"run.duration": f"{round(sim_s * 1e6)}us"})
+    sim = _core.Simulation(json.dumps(resolved))
+    box: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: box.update(raw=sim.run()))
+    t0 = time.perf_counter()
+    worker.start()
+    samples = []
+    last = (t0, 0)
+    while worker.is_alive():
+        worker.join(5.0)
+        now = time.perf_counter()
+        sim_now, ev, _ = sim.progress()
+        rate = (ev - last[1]) / (now - last[0]) if now > last[0] else 0.0
+        last = (now, ev)
+        row = {"wall_s": round(now - t0, 1), "sim_s": round(sim_now, 3), "events": ev, "events_per_s": round(rate), "rss_mb": round(_rss_mb(), 1)}
+        samples.append(row)
+        print(json.dumps(row) if json_lines else
+              f"{row['wall_s']:>7.1f} s  sim {row['sim_s']:>8.3f} s  {ev:>14,} events  {rate / 1e6:6.2f} M ev/s  RSS {row['rss_mb']:7.1f} MB", flush=True)
+    summary = json.loads(box["raw"]["summary"])  # type: ignore[index]
+    result = {
+        "name": "soak-dumbbell-dctcp-8",
+        "events": summary["events"],
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "rss_start_mb": samples[0]["rss_mb"] if samples else _rss_mb(),
+        "rss_end_mb": _rss_mb(),
+        "events_per_s_first": samples[0]["events_per_s"] if samples else 0,
+        "events_per_s_last": samples[-2]["events_per_s"] if len(samples) > 1 else 0,
+    }
+    print(json.dumps(result))
+    return 0
+
+
 def main(json_lines: bool = False, only: list[str] | None = None) -> int:
     paths = [p for p in scenarios() if not only or p.stem in only]
     if not paths:

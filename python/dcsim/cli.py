@@ -72,7 +72,10 @@ def cmd_show_default(_: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
+    from .bench import soak
 
+    if args.soak:
+        return soak(args.soak, json_lines=args.json)
     return bench_main(json_lines=args.json, only=args.only)
 
 
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("bench", help="run the fixed benchmark scenarios")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these scenarios")
+    p.add_argument("--soak", type=int, metavar="EVENTS", help="instead: run one long simulation of about EVENTS events, reporting rate and RSS as it goes")
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
