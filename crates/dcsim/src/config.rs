@@ -155,8 +155,10 @@ impl Default for RunCfg {
 pub enum Topology {
     Star(Star),
     Dumbbell(Dumbbell),
+    Leafspine(LeafSpine),
+    Fattree(FatTree),
 }
-tagged_deserialize!(Topology, "topology", { "star" => Star, "dumbbell" => Dumbbell });
+tagged_deserialize!(Topology, "topology", { "star" => Star, "dumbbell" => Dumbbell, "leafspine" => Leafspine, "fattree" => Fattree });
 
 /// `hosts` hosts on one switch; host i is attached to switch port i.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -180,11 +182,73 @@ pub struct Dumbbell {
     pub bottleneck_delay: DurV,
 }
 
+/// Two-tier leaf-spine: hosts 0..H-1 in leaf order (host h is on leaf
+/// h / hosts_per_leaf); every leaf connects to every spine with
+/// `links_per_pair` links.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpine {
+    pub leaves: u32,
+    pub spines: u32,
+    pub hosts_per_leaf: u32,
+    pub host_rate: RateV,
+    /// Leaf-spine link rate. Give this or `oversubscription`.
+    #[serde(default)]
+    pub uplink_rate: Option<RateV>,
+    /// Host capacity over uplink capacity per leaf; sets the uplink rate to
+    /// host_rate * hosts_per_leaf / (spines * links_per_pair * oversubscription).
+    #[serde(default)]
+    pub oversubscription: Option<f64>,
+    #[serde(default = "one_u32")]
+    pub links_per_pair: u32,
+    pub host_delay: DurV,
+    pub uplink_delay: DurV,
+    /// Forwarding latency per tier (default: switch.forwarding_latency).
+    #[serde(default)]
+    pub leaf_latency: Option<DurV>,
+    #[serde(default)]
+    pub spine_latency: Option<DurV>,
+}
+
+impl LeafSpine {
+    pub fn uplink(&self) -> dcsim_engine::Rate {
+        match (self.uplink_rate, self.oversubscription) {
+            (Some(r), _) => r.0,
+            (None, Some(o)) => {
+                let bps = self.host_rate.0.bps as f64 * self.hosts_per_leaf as f64 / (self.spines as f64 * self.links_per_pair as f64 * o);
+                dcsim_engine::Rate::from_bps(bps.round().max(1.0) as u64)
+            }
+            (None, None) => self.host_rate.0,
+        }
+    }
+}
+
+/// k-ary fat-tree (Al-Fares et al. 2008): k pods of k/2 edge and k/2
+/// aggregation switches, (k/2)^2 core switches, k^3/4 hosts; host h is on edge
+/// switch h / (k/2) (pods in order).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTree {
+    pub k: u32,
+    pub link_rate: RateV,
+    pub host_delay: DurV,
+    pub edge_agg_delay: DurV,
+    pub agg_core_delay: DurV,
+    #[serde(default)]
+    pub edge_latency: Option<DurV>,
+    #[serde(default)]
+    pub agg_latency: Option<DurV>,
+    #[serde(default)]
+    pub core_latency: Option<DurV>,
+}
+
 impl Topology {
     pub fn num_hosts(&self) -> u32 {
         match self {
             Topology::Star(t) => t.hosts,
             Topology::Dumbbell(t) => t.senders.saturating_add(t.receivers),
+            Topology::Leafspine(t) => t.leaves.saturating_mul(t.hosts_per_leaf),
+            Topology::Fattree(t) => t.k.min(1000).pow(3) / 4,
         }
     }
     /// Egress ports (two per full-duplex link).
@@ -192,6 +256,17 @@ impl Topology {
         match self {
             Topology::Star(t) => 2 * t.hosts as u64,
             Topology::Dumbbell(t) => 2 * (t.senders as u64 + t.receivers as u64 + 1),
+            Topology::Leafspine(t) => 2 * (self.num_hosts() as u64 + t.leaves as u64 * t.spines as u64 * t.links_per_pair as u64),
+            Topology::Fattree(_) => 2 * 3 * self.num_hosts() as u64,
+        }
+    }
+    /// Hosts sharing a first-hop switch with `h` form its rack.
+    pub fn rack_of(&self, h: u32) -> u32 {
+        match self {
+            Topology::Star(_) => 0,
+            Topology::Dumbbell(t) => (h >= t.senders) as u32,
+            Topology::Leafspine(t) => h / t.hosts_per_leaf.max(1),
+            Topology::Fattree(t) => h / (t.k / 2).max(1),
         }
     }
 }
@@ -229,11 +304,24 @@ pub struct SwitchCfg {
     /// Admission / marking on enqueue at every switch egress port.
     #[serde(default)]
     pub aqm: Aqm,
+    /// How a switch picks among equal-cost next hops.
+    #[serde(default)]
+    pub routing: Routing,
 }
 impl Default for SwitchCfg {
     fn default() -> Self {
-        SwitchCfg { forwarding_latency: DurV(Dur::ZERO), buffer: default_switch_buffer(), aqm: Aqm::default() }
+        SwitchCfg { forwarding_latency: DurV(Dur::ZERO), buffer: default_switch_buffer(), aqm: Aqm::default(), routing: Routing::default() }
     }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    /// Per flow: a seeded hash of the connection, fixed for its lifetime.
+    #[default]
+    Ecmp,
+    /// Per packet: round robin over the equal-cost ports at each switch.
+    Spray,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -323,6 +411,19 @@ pub enum CongestionControl {
     Dctcp,
 }
 
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SsthreshBasis {
+    /// RFC 5681 eq. (4): max(FlightSize / 2, 2 SMSS); on a timeout the SACKed
+    /// bytes are left out of FlightSize (see docs/models/tcp.md).
+    #[default]
+    Flightsize,
+    /// max(pipe / 2, 2 SMSS), pipe as in RFC 6675 SetPipe (ns-3's BytesInFlight).
+    Pipe,
+    /// max(cwnd / 2, 2 SMSS) (Linux Reno's ssthresh).
+    Cwnd,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoFormula {
@@ -383,6 +484,13 @@ pub struct TcpCfg {
     /// Limited transmit (RFC 3042).
     #[serde(default = "yes")]
     pub limited_transmit: bool,
+    /// During SACK recovery, resend a retransmission once data sent after it
+    /// has been SACKed (as Linux does); RFC 6675 alone waits for the RTO.
+    #[serde(default = "yes")]
+    pub detect_lost_retransmits: bool,
+    /// What ssthresh halves on a loss or ECN response.
+    #[serde(default)]
+    pub ssthresh_basis: SsthreshBasis,
     #[serde(default)]
     pub delayed_ack: DelayedAck,
     #[serde(default)]
@@ -400,6 +508,9 @@ pub struct TcpCfg {
     /// DCTCP alpha before the first update (RFC 8257 suggests 1).
     #[serde(default = "one_f")]
     pub dctcp_alpha_init: f64,
+    /// Smallest cwnd a DCTCP cut leaves, in segments (Linux 2; ns-2 and ns-3 1).
+    #[serde(default = "two")]
+    pub dctcp_min_cwnd: u32,
 }
 impl Default for TcpCfg {
     fn default() -> Self {
@@ -717,6 +828,31 @@ impl Scenario {
                     return Err(err("topology.hosts", format!("at most 100000 hosts are supported, got {hosts}")));
                 }
             }
+            Topology::Leafspine(t) => {
+                for (key, v) in [("leaves", t.leaves), ("spines", t.spines), ("hosts_per_leaf", t.hosts_per_leaf), ("links_per_pair", t.links_per_pair)] {
+                    if v == 0 || v > 10_000 {
+                        return Err(err(format!("topology.{key}"), format!("{v} is out of range: allowed 1..=10000")));
+                    }
+                }
+                if t.leaves as u64 * t.hosts_per_leaf as u64 > 100_000 || t.leaves as u64 * t.spines as u64 * t.links_per_pair as u64 > 1_000_000 {
+                    return Err(err("topology", "at most 100000 hosts and 1000000 leaf-spine links are supported"));
+                }
+                if t.leaves * t.hosts_per_leaf < 2 {
+                    return Err(err("topology.hosts_per_leaf", "a leaf-spine needs at least 2 hosts"));
+                }
+                match (t.uplink_rate, t.oversubscription) {
+                    (Some(_), Some(_)) => return Err(err("topology.oversubscription", "give `uplink_rate` or `oversubscription`, not both")),
+                    (None, Some(o)) if !(o > 0.0 && o <= 1000.0) => {
+                        return Err(err("topology.oversubscription", format!("{o} is out of range: allowed (0, 1000]")))
+                    }
+                    _ => {}
+                }
+            }
+            Topology::Fattree(t) => {
+                if t.k < 2 || t.k % 2 != 0 || t.k > 72 {
+                    return Err(err("topology.k", format!("k = {} is not allowed: k must be even, 2..=72", t.k)));
+                }
+            }
             Topology::Dumbbell(Dumbbell { senders, receivers, .. }) => {
                 if *senders < 1 {
                     return Err(err("topology.senders", format!("a dumbbell needs at least 1 sender, got {senders}")));
@@ -805,6 +941,9 @@ impl Scenario {
         }
         if !(tcp.dctcp_g > 0.0 && tcp.dctcp_g <= 1.0) {
             return Err(err("tcp.dctcp_g", format!("{} is out of range: allowed (0, 1]", tcp.dctcp_g)));
+        }
+        if tcp.dctcp_min_cwnd == 0 || tcp.dctcp_min_cwnd > 1000 {
+            return Err(err("tcp.dctcp_min_cwnd", format!("{} is out of range: allowed 1..=1000 segments", tcp.dctcp_min_cwnd)));
         }
         if !(0.0..=1.0).contains(&tcp.dctcp_alpha_init) {
             return Err(err("tcp.dctcp_alpha_init", format!("{} is out of range: allowed [0, 1]", tcp.dctcp_alpha_init)));

@@ -28,14 +28,13 @@ use dcsim_engine::{Dur, Rate};
 
 pub struct IdealModel<'a> {
     net: &'a Network,
-    fwd_latency: Dur,
     preamble_ifg: bool,
     tcp: &'a TcpParams,
 }
 
 impl<'a> IdealModel<'a> {
     pub fn new(s: &Scenario, net: &'a Network, tcp: &'a TcpParams) -> IdealModel<'a> {
-        IdealModel { net, fwd_latency: s.switch.forwarding_latency.0, preamble_ifg: s.link.preamble_ifg, tcp }
+        IdealModel { net, preamble_ifg: s.link.preamble_ifg, tcp }
     }
 
     fn hops(&self, src: u32, dst: u32, hash: u32) -> Vec<(Rate, Dur)> {
@@ -44,7 +43,11 @@ impl<'a> IdealModel<'a> {
             .into_iter()
             .map(|p| {
                 let port = &self.net.ports[p as usize];
-                let lat = if self.net.kinds[port.peer as usize] == NodeKind::Switch { port.delay + self.fwd_latency } else { port.delay };
+                let lat = if self.net.kinds[port.peer as usize] == NodeKind::Switch {
+                    port.delay + self.net.fwd_latency[(port.peer - self.net.num_hosts) as usize]
+                } else {
+                    port.delay
+                };
                 (port.rate, lat)
             })
             .collect()

@@ -2,7 +2,7 @@
 //! (one egress [`Port`] per direction) and shortest-path forwarding tables.
 
 use crate::aqm::Aqm;
-use crate::config::{Dumbbell, NicBuffer, Scenario, Star, Topology};
+use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, Scenario, Star, Topology};
 use crate::port::{Capacity, Port};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
 
@@ -24,6 +24,13 @@ pub struct Network {
     /// Hosts are nodes 0..num_hosts; switches follow.
     pub num_hosts: u32,
     pub kinds: Vec<NodeKind>,
+    /// A readable name per node ("host3", "leaf0", "spine2", "edge1.0", ...).
+    pub names: Vec<String>,
+    /// Per switch (index node - num_hosts): its forwarding latency.
+    pub fwd_latency: Vec<Dur>,
+    pub routing: Routing,
+    /// Per switch: next choice for per-packet spraying.
+    spray_next: Vec<u32>,
     pub ports: Vec<Port>,
     /// For each node, the ports it owns.
     pub node_ports: Vec<Vec<u32>>,
@@ -42,9 +49,13 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn add_switch(&mut self) -> u32 {
+    /// A switch with `latency` (None: the scenario's switch.forwarding_latency).
+    fn add_switch(&mut self, name: String, latency: Option<Dur>) -> u32 {
         self.net.kinds.push(NodeKind::Switch);
+        self.net.names.push(name);
         self.net.node_ports.push(Vec::new());
+        self.net.fwd_latency.push(latency.unwrap_or(self.scenario.switch.forwarding_latency.0));
+        self.net.spray_next.push(0);
         self.net.kinds.len() as u32 - 1
     }
 
@@ -74,6 +85,55 @@ impl<'a> Builder<'a> {
         id
     }
 
+    fn leaf_spine(&mut self, t: &LeafSpine) {
+        let leaves: Vec<u32> = (0..t.leaves).map(|i| self.add_switch(format!("leaf{i}"), t.leaf_latency.map(|d| d.0))).collect();
+        let spines: Vec<u32> = (0..t.spines).map(|i| self.add_switch(format!("spine{i}"), t.spine_latency.map(|d| d.0))).collect();
+        for h in 0..t.leaves * t.hosts_per_leaf {
+            self.connect(h, leaves[(h / t.hosts_per_leaf) as usize], t.host_rate.0, t.host_delay.0);
+        }
+        let uplink = t.uplink();
+        for &leaf in &leaves {
+            for &spine in &spines {
+                for _ in 0..t.links_per_pair {
+                    self.connect(leaf, spine, uplink, t.uplink_delay.0);
+                }
+            }
+        }
+    }
+
+    fn fat_tree(&mut self, t: &FatTree) {
+        let (k, half) = (t.k, t.k / 2);
+        let lat = |d: Option<crate::units::DurV>| d.map(|d| d.0);
+        let mut edges = Vec::new();
+        let mut aggs = Vec::new();
+        for pod in 0..k {
+            for i in 0..half {
+                edges.push(self.add_switch(format!("edge{pod}.{i}"), lat(t.edge_latency)));
+            }
+            for i in 0..half {
+                aggs.push(self.add_switch(format!("agg{pod}.{i}"), lat(t.agg_latency)));
+            }
+        }
+        let cores: Vec<u32> = (0..half * half).map(|i| self.add_switch(format!("core{i}"), lat(t.core_latency))).collect();
+        let rate = t.link_rate.0;
+        for h in 0..k * k * k / 4 {
+            self.connect(h, edges[(h / half) as usize], rate, t.host_delay.0);
+        }
+        for pod in 0..k {
+            for e in 0..half {
+                for a in 0..half {
+                    self.connect(edges[(pod * half + e) as usize], aggs[(pod * half + a) as usize], rate, t.edge_agg_delay.0);
+                }
+            }
+            // Aggregation switch a of every pod connects to cores a*half .. a*half + half - 1.
+            for a in 0..half {
+                for c in 0..half {
+                    self.connect(aggs[(pod * half + a) as usize], cores[(a * half + c) as usize], rate, t.agg_core_delay.0);
+                }
+            }
+        }
+    }
+
     /// A full-duplex link: one egress port at each end.
     fn connect(&mut self, a: u32, b: u32, rate: Rate, delay: Dur) {
         let pa = self.port_for(a, b, rate, delay);
@@ -89,6 +149,10 @@ impl Network {
         let net = Network {
             num_hosts: h,
             kinds: vec![NodeKind::Host; h as usize],
+            names: (0..h).map(|i| format!("host{i}")).collect(),
+            fwd_latency: Vec::new(),
+            routing: s.switch.routing,
+            spray_next: Vec::new(),
             ports: Vec::new(),
             node_ports: vec![Vec::new(); h as usize],
             reverse: Vec::new(),
@@ -98,14 +162,14 @@ impl Network {
         let mut b = Builder { scenario: s, net };
         match &s.topology {
             Topology::Star(Star { hosts, link_rate, link_delay }) => {
-                let sw = b.add_switch();
+                let sw = b.add_switch("switch".into(), None);
                 for host in 0..*hosts {
                     b.connect(host, sw, link_rate.0, link_delay.0);
                 }
             }
             Topology::Dumbbell(Dumbbell { senders, receivers, access_rate, access_delay, bottleneck_rate, bottleneck_delay }) => {
-                let left = b.add_switch();
-                let right = b.add_switch();
+                let left = b.add_switch("left".into(), None);
+                let right = b.add_switch("right".into(), None);
                 for host in 0..*senders {
                     b.connect(host, left, access_rate.0, access_delay.0);
                 }
@@ -114,6 +178,8 @@ impl Network {
                     b.connect(host, right, access_rate.0, access_delay.0);
                 }
             }
+            Topology::Leafspine(t) => b.leaf_spine(t),
+            Topology::Fattree(t) => b.fat_tree(t),
         }
         let mut net = b.net;
         net.compute_fib();
@@ -164,13 +230,31 @@ impl Network {
         }
     }
 
-    /// The egress port a switch uses toward `dst` for a flow with `flow_hash`.
+    /// The egress port a switch uses toward `dst` for a flow with
+    /// `flow_hash`: ECMP by the flow's hash mixed with the switch id (so
+    /// switches do not all make the same choice), the same for all packets
+    /// of the flow.
     #[inline]
     pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> u32 {
         let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
         debug_assert!(count > 0, "no route from switch {switch} to host {dst}");
         let pick = if count == 1 { 0 } else { mix32(flow_hash ^ switch.wrapping_mul(0x9E37_79B9)) % count };
         self.fib_ports[(start + pick) as usize]
+    }
+
+    /// The egress port for one packet: `next_port` under ECMP, round robin
+    /// over the equal-cost ports under per-packet spraying.
+    #[inline]
+    pub fn route(&mut self, switch: u32, dst: u32, flow_hash: u32) -> u32 {
+        match self.routing {
+            Routing::Ecmp => self.next_port(switch, dst, flow_hash),
+            Routing::Spray => {
+                let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
+                let next = &mut self.spray_next[(switch - self.num_hosts) as usize];
+                *next = next.wrapping_add(1);
+                self.fib_ports[(start + *next % count) as usize]
+            }
+        }
     }
 
     /// The host's NIC port (hosts have exactly one).

@@ -145,7 +145,6 @@ pub struct World<'a> {
     pool: PacketPool,
     /// Per switch (index node - num_hosts): frames waiting out the forwarding latency.
     fwd_line: Vec<VecDeque<(SimTime, PktId, u32)>>,
-    fwd_latency: Dur,
     preamble_ifg: bool,
     tcp: TcpParams,
     eps: Vec<Endpoint>,
@@ -197,7 +196,6 @@ impl<'a> World<'a> {
             net,
             pool: PacketPool::default(),
             fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
-            fwd_latency: s.switch.forwarding_latency.0,
             preamble_ifg: s.link.preamble_ifg,
             tcp: TcpParams::from_scenario(s),
             eps: Vec::new(),
@@ -437,12 +435,13 @@ impl<'a> World<'a> {
 
     fn switch_receive(&mut self, now: SimTime, sw: u32, id: PktId) {
         let pkt = self.pool.get(id);
-        let port = self.net.next_port(sw, pkt.dst_host, pkt.flow_hash);
-        if self.fwd_latency == Dur::ZERO {
+        let port = self.net.route(sw, pkt.dst_host, pkt.flow_hash);
+        let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
+        if latency == Dur::ZERO {
             self.enqueue(now, port, id);
         } else {
             let line = &mut self.fwd_line[(sw - self.net.num_hosts) as usize];
-            let at = now + self.fwd_latency;
+            let at = now + latency;
             if line.is_empty() {
                 self.q.schedule(at, Ev::SwitchOut(sw));
             }
@@ -826,6 +825,8 @@ impl<'a> World<'a> {
             .col("port", Col::U32((0..ports.len() as u32).collect()))
             .col("node", Col::U32(ports.iter().map(|p| p.node).collect()))
             .col("node_kind", Col::Str(ports.iter().map(|p| kind(p.node)).collect()))
+            .col("node_name", Col::Str(ports.iter().map(|p| self.net.names[p.node as usize].clone()).collect()))
+            .col("peer_name", Col::Str(ports.iter().map(|p| self.net.names[p.peer as usize].clone()).collect()))
             .col("peer", Col::U32(ports.iter().map(|p| p.peer).collect()))
             .col("rate_bps", Col::U64(ports.iter().map(|p| p.rate.bps).collect()))
             .col("delay", Col::F64(ports.iter().map(|p| p.delay.as_secs_f64()).collect()))

@@ -25,6 +25,8 @@ pub struct Cc {
     // DCTCP (RFC 8257 §3.3).
     pub alpha: f64,
     g: f64,
+    /// Smallest window a DCTCP cut leaves, in segments.
+    floor_segments: u64,
     window_end: u64,
     bytes_acked: u64,
     bytes_marked: u64,
@@ -33,7 +35,7 @@ pub struct Cc {
 const INFINITE_SSTHRESH: u64 = u64::MAX / 4;
 
 impl Cc {
-    pub fn new(mode: EcnMode, g: f64, alpha_init: f64) -> Cc {
+    pub fn new(mode: EcnMode, g: f64, alpha_init: f64, floor_segments: u64) -> Cc {
         Cc {
             cwnd: 0,
             ssthresh: INFINITE_SSTHRESH,
@@ -43,6 +45,7 @@ impl Cc {
             cwr_pending: false,
             alpha: alpha_init,
             g,
+            floor_segments,
             window_end: 0,
             bytes_acked: 0,
             bytes_marked: 0,
@@ -156,9 +159,9 @@ impl Cc {
                 self.cwnd = self.ssthresh;
             }
             EcnMode::Dctcp => {
-                // As Linux and ns-3: never below 2 segments.
+                // Linux keeps at least 2 segments; ns-2 and ns-3 3.44 go to 1.
                 let cut = (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
-                self.cwnd = cut.max(2 * mss);
+                self.cwnd = cut.max(self.floor_segments * mss);
                 self.ssthresh = self.cwnd;
                 self.ca_acked = 0;
             }
@@ -189,7 +192,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_congestion_avoidance() {
-        let mut c = Cc::new(EcnMode::Off, 1.0 / 16.0, 1.0);
+        let mut c = Cc::new(EcnMode::Off, 1.0 / 16.0, 1.0, 2);
         c.init(10 * MSS);
         c.grow(2 * MSS, MSS); // one ACK for two segments: +1 SMSS (RFC 5681)
         assert_eq!(c.cwnd, 11 * MSS);
@@ -210,7 +213,7 @@ mod tests {
 
     #[test]
     fn dctcp_alpha_and_cut() {
-        let mut c = Cc::new(EcnMode::Dctcp, 1.0 / 16.0, 1.0);
+        let mut c = Cc::new(EcnMode::Dctcp, 1.0 / 16.0, 1.0, 2);
         c.init(100 * MSS);
         // One window fully marked keeps alpha at 1 -> cut by half.
         c.on_ack_bytes(MSS, true, 1 + MSS, 100 * MSS);
@@ -232,7 +235,7 @@ mod tests {
 
     #[test]
     fn newreno_recovery_arithmetic() {
-        let mut c = Cc::new(EcnMode::Off, 0.0625, 1.0);
+        let mut c = Cc::new(EcnMode::Off, 0.0625, 1.0, 2);
         c.init(20 * MSS);
         c.enter_recovery(20 * MSS, MSS, false, 21 * MSS);
         assert_eq!(c.ssthresh, 10 * MSS);

@@ -29,7 +29,7 @@ pub mod cc;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CongestionControl, Scenario};
+use crate::config::{CongestionControl, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
@@ -48,6 +48,8 @@ pub struct TcpParams {
     pub rtt: RttParams,
     pub dupthresh: u32,
     pub limited_transmit: bool,
+    pub detect_lost_retransmits: bool,
+    pub ssthresh_basis: SsthreshBasis,
     pub delack: bool,
     pub delack_count: u32,
     pub delack_timeout: Dur,
@@ -55,6 +57,7 @@ pub struct TcpParams {
     pub rcv_buffer: u64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
+    pub dctcp_min_cwnd: u32,
     /// MSS option value we advertise: MTU - 40.
     pub mss_option: u16,
 }
@@ -78,6 +81,8 @@ impl TcpParams {
             },
             dupthresh: t.dupthresh,
             limited_transmit: t.limited_transmit,
+            detect_lost_retransmits: t.detect_lost_retransmits,
+            ssthresh_basis: t.ssthresh_basis,
             delack: t.delayed_ack.enabled,
             delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
             delack_timeout: t.delayed_ack.timeout.0,
@@ -85,6 +90,7 @@ impl TcpParams {
             rcv_buffer: t.rcv_buffer.0,
             dctcp_g: t.dctcp_g,
             dctcp_alpha_init: t.dctcp_alpha_init,
+            dctcp_min_cwnd: t.dctcp_min_cwnd,
             mss_option: t.mss.map(|m| m.0).unwrap_or(s.link.mtu as u64 - 40) as u16,
         }
     }
@@ -257,6 +263,10 @@ pub struct Endpoint {
     recovery: Recovery,
     scoreboard: RangeSet,
     high_rxt: u64,
+    /// Retransmissions of this recovery: (start, end, snd_max when sent).
+    rexmits: Vec<(u64, u64, u64)>,
+    /// Retransmissions found lost, to send again.
+    relost: Vec<(u64, u64)>,
     syn_retransmitted: bool,
     pub rtt: RttEstimator,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
@@ -322,11 +332,13 @@ impl Endpoint {
             app_end: SEQ_DATA_START,
             fin_queued: false,
             snd_wnd: 0,
-            cc: Cc::new(ecn_mode, p.dctcp_g, p.dctcp_alpha_init),
+            cc: Cc::new(ecn_mode, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64),
             dupacks: 0,
             recovery: Recovery::Open,
             scoreboard: RangeSet::default(),
             high_rxt: 0,
+            rexmits: Vec::new(),
+            relost: Vec::new(),
             syn_retransmitted: false,
             rtt: RttEstimator::new(),
             timed: None,
@@ -357,6 +369,18 @@ impl Endpoint {
     /// snd_una, and after a long SACK recovery whose retransmission was lost
     /// that is everything sent meanwhile (thousands of segments). Linux
     /// halves cwnd instead; this keeps to the RFC's intent.
+    /// What a multiplicative decrease halves (`tcp.ssthresh_basis`): RFC
+    /// 5681's FlightSize (`flight`), RFC 6675's pipe (what ns-3 uses), or
+    /// cwnd (Linux Reno).
+    fn halving_basis(&self, p: &TcpParams, flight: u64) -> u64 {
+        match p.ssthresh_basis {
+            SsthreshBasis::Flightsize => flight,
+            SsthreshBasis::Pipe if self.sack_ok && self.state == State::Established => self.pipe(p),
+            SsthreshBasis::Pipe => flight,
+            SsthreshBasis::Cwnd => self.cc.cwnd,
+        }
+    }
+
     fn flight_in_network(&self) -> u64 {
         self.flight_size() - self.scoreboard.covered_in(self.snd_una, self.snd_max)
     }
@@ -524,8 +548,10 @@ impl Endpoint {
             return;
         }
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
-        self.cc.on_timeout(self.flight_in_network(), self.mss as u64);
+        let flight = self.flight_in_network();
+        self.cc.on_timeout(self.halving_basis(p, flight), self.mss as u64);
         self.recovery = Recovery::Open;
+        self.clear_recovery_state();
         self.dupacks = 0;
         self.high_rxt = self.snd_una;
         // Go back N from the first unacknowledged byte (SACKed ranges are skipped).
@@ -786,6 +812,9 @@ impl Endpoint {
             }
         }
         let mss = self.mss as u64;
+        if newly_sacked > 0 && !self.rexmits.is_empty() {
+            self.find_lost_retransmits(ack);
+        }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
@@ -811,6 +840,7 @@ impl Endpoint {
                 Recovery::Fast { recover } if ack >= recover => {
                     // Full acknowledgement: leave recovery (RFC 6582 §3.2 (3), RFC 6675 §5).
                     self.recovery = Recovery::Open;
+                    self.clear_recovery_state();
                     self.cc.exit_recovery(self.flight_size(), mss);
                 }
                 Recovery::Fast { .. } => {
@@ -849,7 +879,7 @@ impl Endpoint {
             }
         }
         // ECN-Echo: reduce at most once per window, not during loss recovery.
-        if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.flight_size(), mss) {
+        if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size()), mss) {
             self.stats.ecn_reductions += 1;
         }
         // Trace the data sender only: an ACK that acknowledged something or
@@ -905,14 +935,43 @@ impl Endpoint {
         let lost = self.lost_boundary(p).max(self.snd_una).min(self.snd_max);
         let rexmitted_end = self.high_rxt.clamp(self.snd_una, self.snd_max);
         let unsacked = |a: u64, b: u64| (b - a) - self.scoreboard.covered_in(a, b);
-        unsacked(self.snd_una, rexmitted_end) + unsacked(lost, self.snd_max)
+        // Retransmissions found lost have left the network.
+        let relost: u64 = self.relost.iter().map(|&(a, b)| unsacked(a.max(self.snd_una), b.max(a.max(self.snd_una)))).sum();
+        (unsacked(self.snd_una, rexmitted_end) + unsacked(lost, self.snd_max)).saturating_sub(relost)
+    }
+
+    /// Lost retransmissions (as Linux's tcp_mark_lost_retrans before RACK):
+    /// on a FIFO path, once data first sent after a retransmission has been
+    /// SACKed, the retransmission should have arrived before it; if it is
+    /// still missing, it was lost too and is sent again, instead of waiting
+    /// for the RTO that RFC 6675 alone would need.
+    fn find_lost_retransmits(&mut self, ack: u64) {
+        let highest_sacked = self.scoreboard.iter().next_back().map_or(0, |r| r.1);
+        let mut rexmits = std::mem::take(&mut self.rexmits);
+        rexmits.retain(|&(a, b, sent_before)| {
+            if b <= ack.max(self.snd_una) || self.scoreboard.covers(a.max(ack), b) {
+                false // delivered
+            } else if highest_sacked > sent_before {
+                self.relost.push((a, b));
+                false
+            } else {
+                true
+            }
+        });
+        self.rexmits = rexmits;
+    }
+
+    fn clear_recovery_state(&mut self) {
+        self.rexmits.clear();
+        self.relost.clear();
     }
 
     fn enter_recovery(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.clear_recovery_state();
         self.stats.fast_retransmits += 1;
         self.recovery = Recovery::Fast { recover: self.snd_max };
         let mss = self.mss as u64;
-        self.cc.enter_recovery(self.flight_size(), mss, self.sack_ok, self.snd_max);
+        self.cc.enter_recovery(self.halving_basis(p, self.flight_size()), mss, self.sack_ok, self.snd_max);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
         self.retransmit_at(now, self.snd_una, p, out);
@@ -934,6 +993,9 @@ impl Endpoint {
         self.stats.retransmits += 1;
         self.timed = None; // Karn: no sample from a retransmitted range
         self.high_rxt = self.high_rxt.max(end + fin as u64);
+        if p.detect_lost_retransmits && self.sack_ok && self.recovery != Recovery::Open {
+            self.rexmits.push((seq, end.max(seq + fin as u64), self.snd_max));
+        }
         self.emit_segment(now, Segment { seq, end, fin, retx: true }, p, out);
         end - seq
     }
@@ -1021,6 +1083,22 @@ impl Endpoint {
         for _ in 0..100_000 {
             if self.cc.cwnd < pipe + mss {
                 break;
+            }
+            // First, retransmissions found lost (see find_lost_retransmits).
+            if let Some(&(a, b)) = self.relost.first() {
+                let seq = self.first_unsacked_from(a.max(self.snd_una));
+                if seq >= b {
+                    self.relost.remove(0);
+                    continue;
+                }
+                let n = self.retransmit_at(now, seq, p, out);
+                if seq + n >= b || n == 0 {
+                    self.relost.remove(0);
+                } else {
+                    self.relost[0].0 = seq + n;
+                }
+                pipe += n;
+                continue;
             }
             // Rule 1: the first un-SACKed byte above HighRxt that is lost.
             let s1 = self.first_unsacked_from(self.high_rxt.max(self.snd_una));
@@ -1296,6 +1374,63 @@ mod tests {
         assert_eq!(pair.ep[0].stats.retransmits, 1);
         // ssthresh = FlightSize / 2 at the loss.
         assert_eq!(pair.ep[0].cc.ssthresh, 4 * pair.ep[0].mss as u64); // FlightSize (8 segments after 2 were acked) / 2
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_sent_again_once_later_data_is_sacked() {
+        let mut pair = Pair::connected(params(""));
+        let segs = data(&mut pair, 10);
+        let mut acks = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            if i != 2 {
+                acks.extend(pair.to(1, s)); // segment 3 is lost
+            }
+        }
+        // More data to send during recovery (rule 2 sends it as pipe allows).
+        pair.write(0, 10 * pair.ep[0].mss as u64);
+        let mut sent = Vec::new();
+        for a in &acks {
+            sent.extend(pair.to(0, a));
+        }
+        let first_retx: Vec<_> = sent.iter().filter(|p| p.is_retx).copied().collect();
+        assert_eq!(first_retx.len(), 1);
+        // The retransmission is lost too; the new data gets through and is SACKed.
+        let mut again = Vec::new();
+        let mut queue: std::collections::VecDeque<Packet> = sent.iter().filter(|p| !p.is_retx).copied().collect();
+        while let Some(seg) = queue.pop_front() {
+            for a in pair.to(1, &seg) {
+                for out in pair.to(0, &a) {
+                    if out.is_retx { again.push(out) } else { queue.push_back(out) }
+                }
+            }
+        }
+        assert_eq!(again.len(), 1, "sent again without waiting for the RTO");
+        assert_eq!(again[0].seq, segs[2].seq);
+        assert_eq!(pair.ep[0].stats.timeouts, 0);
+        // With the detection off, only the RTO would repair it.
+        let mut pair = Pair::connected(params("detect_lost_retransmits = false"));
+        let segs = data(&mut pair, 10);
+        let mut acks = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            if i != 2 {
+                acks.extend(pair.to(1, s));
+            }
+        }
+        pair.write(0, 10 * pair.ep[0].mss as u64);
+        let mut sent = Vec::new();
+        for a in &acks {
+            sent.extend(pair.to(0, a));
+        }
+        let mut again = 0;
+        let mut queue: std::collections::VecDeque<Packet> = sent.iter().filter(|p| !p.is_retx).copied().collect();
+        while let Some(seg) = queue.pop_front() {
+            for a in pair.to(1, &seg) {
+                for out in pair.to(0, &a) {
+                    if out.is_retx { again += 1 } else { queue.push_back(out) }
+                }
+            }
+        }
+        assert_eq!(again, 0);
     }
 
     #[test]
