@@ -250,6 +250,9 @@ impl Network {
             Routing::Ecmp => self.next_port(switch, dst, flow_hash),
             Routing::Spray => {
                 let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
+                if count == 1 {
+                    return self.fib_ports[start as usize];
+                }
                 let next = &mut self.spray_next[(switch - self.num_hosts) as usize];
                 *next = next.wrapping_add(1);
                 self.fib_ports[(start + *next % count) as usize]
