@@ -586,8 +586,93 @@ pub enum Workload {
     Bulk(Bulk),
     Flows(Flows),
     Incast(Incast),
+    Poisson(Poisson),
 }
-tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast });
+tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast, "poisson" => Poisson });
+
+/// A flow-size distribution: a fixed size ("64KB") or an empirical CDF.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSpec {
+    Fixed(Bytes),
+    Cdf(CdfSpec),
+}
+
+/// An empirical CDF: points [bytes, P(size <= bytes)], increasing, ending at
+/// probability 1. The Python front end fills `points` from a packaged CDF
+/// (`cdf = "websearch"`) or a file (`cdf_file`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CdfSpec {
+    #[serde(default)]
+    pub cdf: Option<String>,
+    #[serde(default)]
+    pub cdf_file: Option<String>,
+    /// For files in packets: bytes per packet.
+    #[serde(default)]
+    pub packet_bytes: Option<u64>,
+    #[serde(default)]
+    pub points: Vec<[f64; 2]>,
+}
+
+impl SizeSpec {
+    pub fn dist(&self) -> crate::traffic::SizeDist {
+        match self {
+            SizeSpec::Fixed(b) => crate::traffic::SizeDist::fixed(b.0),
+            SizeSpec::Cdf(c) => crate::traffic::SizeDist::new(&c.points),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Each source picks a destination uniformly among the other hosts.
+    AllToAll,
+    /// Every other host sends to `target`.
+    AllToOne,
+    /// `target` sends to the other hosts, chosen uniformly.
+    OneToAll,
+    /// A random derangement fixed at the start: each host always sends to
+    /// the same other host.
+    Permutation,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadReference {
+    /// The host's own link rate.
+    Host,
+    /// The host's share of its leaf's uplinks: host rate / oversubscription
+    /// (ns3-ecn-sharp's large-scale example). Leaf-spine and fat-tree only.
+    UplinkShare,
+}
+
+/// Open-loop flows with Poisson arrivals at a target load (see
+/// docs/models/workloads.md for the rate formula).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Poisson {
+    pub size: SizeSpec,
+    /// Offered load as a fraction of the reference capacity.
+    pub load: f64,
+    pub load_reference: LoadReference,
+    pub pattern: Pattern,
+    /// Hosts taking part (default: all).
+    #[serde(default)]
+    pub hosts: Option<HostSet>,
+    /// The single destination (all_to_one) or source (one_to_all).
+    #[serde(default)]
+    pub target: Option<u32>,
+    /// all_to_all only: destinations only outside the source's rack.
+    #[serde(default)]
+    pub other_racks_only: bool,
+    #[serde(default)]
+    pub start: DurV,
+    /// No new flows after this time (default: run.duration).
+    #[serde(default)]
+    pub stop: Option<DurV>,
+}
 
 /// Bulk transfers: one TCP connection per (src, dst) pair, iperf-like when
 /// `size = "inf"`.
@@ -1019,6 +1104,52 @@ impl Scenario {
                         has_any = true;
                     }
                 }
+                Workload::Poisson(w) => {
+                    if !(w.load > 0.0 && w.load <= 10.0) {
+                        return Err(err(format!("{p}.load"), format!("{} is out of range: allowed (0, 10] (a fraction of the reference capacity)", w.load)));
+                    }
+                    match &w.size {
+                        SizeSpec::Fixed(b) if b.0 == 0 => return Err(err(format!("{p}.size"), "a flow must carry at least 1B")),
+                        SizeSpec::Cdf(c) => check_cdf(&format!("{p}.size"), c)?,
+                        _ => {}
+                    }
+                    let members = w.hosts.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| (0..hosts).collect());
+                    for &h in &members {
+                        host_ok(format!("{p}.hosts"), h)?;
+                    }
+                    if members.len() < 2 {
+                        return Err(err(format!("{p}.hosts"), "at least two hosts must take part"));
+                    }
+                    match (w.pattern, w.target) {
+                        (Pattern::AllToOne | Pattern::OneToAll, None) => {
+                            return Err(err(format!("{p}.target"), "all_to_one and one_to_all need a `target` host"))
+                        }
+                        (Pattern::AllToOne | Pattern::OneToAll, Some(t)) => {
+                            host_ok(format!("{p}.target"), t)?;
+                            if !members.contains(&t) {
+                                return Err(err(format!("{p}.target"), format!("host {t} is not among the workload's hosts")));
+                            }
+                        }
+                        (_, Some(_)) => return Err(err(format!("{p}.target"), "`target` is only for all_to_one and one_to_all")),
+                        _ => {}
+                    }
+                    if w.other_racks_only {
+                        if w.pattern != Pattern::AllToAll {
+                            return Err(err(format!("{p}.other_racks_only"), "only for the all_to_all pattern"));
+                        }
+                        let racks: std::collections::BTreeSet<u32> = members.iter().map(|&h| self.topology.rack_of(h)).collect();
+                        if racks.len() < 2 {
+                            return Err(err(format!("{p}.other_racks_only"), "all the workload's hosts are in one rack"));
+                        }
+                    }
+                    if w.load_reference == LoadReference::UplinkShare && !matches!(self.topology, Topology::Leafspine(_) | Topology::Fattree(_)) {
+                        return Err(err(format!("{p}.load_reference"), "\"uplink_share\" needs a leaf-spine or fat-tree topology; use \"host\""));
+                    }
+                    if w.stop.is_none() && self.run.duration.is_none() {
+                        return Err(err(format!("{p}.stop"), "a Poisson workload needs `stop` (when arrivals end) or a run.duration"));
+                    }
+                    has_any = true;
+                }
                 Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, connections_per_responder, .. }) => {
                     host_ok(format!("{p}.querier"), *querier)?;
                     if responders.0.is_empty() {
@@ -1057,7 +1188,7 @@ impl Scenario {
             .map(|w| match w {
                 Workload::Bulk(b) => bulk_pairs(&b.src, &b.dst, b.pairing).len(),
                 Workload::Flows(f) => f.flows.len(),
-                Workload::Incast(_) => 0,
+                Workload::Incast(_) | Workload::Poisson(_) => 0,
             })
             .sum();
         let mut names = std::collections::BTreeSet::new();
@@ -1101,6 +1232,26 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+fn check_cdf(path: &str, c: &CdfSpec) -> Result<(), ConfigError> {
+    if c.points.len() < 2 {
+        return Err(err(path, "the CDF has no points: name a packaged one with `cdf = \"websearch\"` or a file with `cdf_file` (the Python front end loads it)"));
+    }
+    let mut prev = [0.0f64, 0.0f64];
+    for (i, &[x, p]) in c.points.iter().enumerate() {
+        if !(x.is_finite() && x >= 0.0 && x <= 1e15) || !(0.0..=1.0).contains(&p) {
+            return Err(err(format!("{path}.points[{i}]"), format!("[{x}, {p}]: sizes must be 0..=1e15 bytes and probabilities in [0, 1]")));
+        }
+        if x < prev[0] || p < prev[1] {
+            return Err(err(format!("{path}.points[{i}]"), format!("[{x}, {p}] goes back after [{}, {}]: sizes and probabilities must not decrease", prev[0], prev[1])));
+        }
+        prev = [x, p];
+    }
+    if (prev[1] - 1.0).abs() > 1e-9 {
+        return Err(err(path, format!("the CDF ends at probability {}, not 1", prev[1])));
+    }
+    Ok(())
 }
 
 /// The (src, dst) pairs a bulk workload generates, in generation order.

@@ -16,6 +16,7 @@ pub mod port;
 pub mod results;
 pub mod tcp;
 pub mod topology;
+pub mod traffic;
 pub mod units;
 pub mod world;
 

@@ -18,6 +18,7 @@ pub mod streams {
     pub const TCP_ISN: u32 = 2;
     pub const FLOW_HASH: u32 = 3;
     pub const LINK_LOSS: u32 = 4;
+    pub const POISSON: u32 = 5;
 }
 
 pub struct Network {

@@ -22,6 +22,8 @@ pub struct Cc {
     /// No new ECN reduction until snd_una passes this (once per window).
     ecn_recover: u64,
     cwr_pending: bool,
+    /// An ECN reduction's window is still outstanding.
+    cwr_active: bool,
     // DCTCP (RFC 8257 §3.3).
     pub alpha: f64,
     g: f64,
@@ -43,6 +45,7 @@ impl Cc {
             ca_acked: 0,
             ecn_recover: 0,
             cwr_pending: false,
+            cwr_active: false,
             alpha: alpha_init,
             g,
             floor_segments,
@@ -169,7 +172,14 @@ impl Cc {
         }
         self.ecn_recover = snd_max;
         self.cwr_pending = true;
+        self.cwr_active = true;
         true
+    }
+
+    /// Inside the window after an ECN reduction (Linux's and ns-3's CWR
+    /// state): cwnd does not grow until that window is acknowledged.
+    pub fn in_cwr(&self, snd_una: u64) -> bool {
+        self.cwr_active && snd_una <= self.ecn_recover
     }
 
     /// Should this outgoing segment carry CWR? (the first new data segment

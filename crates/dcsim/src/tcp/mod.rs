@@ -852,7 +852,10 @@ impl Endpoint {
                     }
                 }
                 Recovery::Open => {
-                    if !ece {
+                    // No growth on an ECN-Echo, nor until the window of the
+                    // last ECN reduction is acknowledged (CWR state, as Linux
+                    // and ns-3).
+                    if !ece && !self.cc.in_cwr(self.snd_una) {
                         self.cc.grow(acked, mss);
                     }
                 }
