@@ -36,6 +36,7 @@ def _load_compare() -> Any:
     spec = importlib.util.spec_from_file_location("compare_ns3", ROOT / "validation" / "compare_ns3.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["compare_ns3"] = mod  # dataclasses look the module up by name
     spec.loader.exec_module(mod)
     return mod
 
@@ -69,13 +70,8 @@ def test_dctcp_marks_same_order(results: dict[str, dict[str, Any]]) -> None:
     assert abs(_rel(results["dumbbell-dctcp-8"], "marks_per_s")) <= 0.15
 
 
-def test_incast_p50(results: dict[str, dict[str, Any]]) -> None:
+def test_incast_p50_within_5_percent(results: dict[str, dict[str, Any]]) -> None:
     r = results["incast-16 (minRTO 1ms)"]
-    if abs(_rel(r, "round_p50")) <= 0.05:
-        return  # the target holds
-    # Documented disagreement (docs/validation-ns3.md, "incast"): dcsim takes
-    # more RTOs than ns-3, which lifts its median round; the rounds without an
-    # RTO agree within the 5 % target.
-    assert r["dcsim"]["round_p50"] > r["ns3"]["round_p50"]
-    assert r["dcsim"]["rto_total"] > r["ns3"]["rto_total"]
-    assert abs(_rel(r, "round_p50_no_rto")) <= 0.05
+    assert abs(_rel(r, "round_p50")) <= 0.05
+    # The rounds that need no RTO agree even closer.
+    assert abs(_rel(r, "round_p50_no_rto")) <= 0.02

@@ -251,6 +251,8 @@ METRICS = {
 
 def rel(a: float, b: float) -> float | None:
     """(dcsim - ns3) / ns3."""
+    if a != a or b != b:  # NaN: no such rounds
+        return None
     if b == 0:
         return 0.0 if a == 0 else None
     return (a - b) / b
@@ -292,6 +294,8 @@ def compare(quick: bool, out: Path | None = None, only: list[str] | None = None)
 
 def fmt(v: float, scale: float) -> str:
     x = v * scale
+    if x != x:
+        return "n/a"
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     return f"{x:.4g}" if x != int(x) else f"{int(x)}"

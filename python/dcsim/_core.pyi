@@ -15,6 +15,9 @@ def version() -> str: ...
 def validate(scenario_json: str) -> tuple[str, str]:
     """Validate a scenario (JSON text): (resolved scenario JSON, SHA-256 hash)."""
 
+def cdf_sample_means(points: list[list[float]], n: int, seed: int) -> tuple[float, float, float]:
+    """The simulator's CDF sampler: (mean of n random draws, mean at n stratified quantiles, mean of the linear CDF)."""
+
 class Simulation:
     def __init__(self, scenario_json: str) -> None: ...
     @property

@@ -137,10 +137,19 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
 
 
 def _expand_flow_files(data: Scenario, base: Path) -> None:
+    from .workloads import CdfError, resolve_size
+
     workloads = data.get("workload")
     if not isinstance(workloads, list):
         return
     for i, w in enumerate(workloads):
+        if isinstance(w, dict) and isinstance(w.get("size"), dict):
+            try:
+                w["size"] = resolve_size(w["size"], base, f"workload[{i}].size")
+            except CdfError as e:
+                text = str(e)
+                path, _, message = text.partition(": ") if text.startswith("workload[") else (f"workload[{i}].size", "", text)
+                raise _error(path, message) from None
         if isinstance(w, dict) and w.get("type") == "flows" and "file" in w:
             where = f"workload[{i}].file"
             file = w.pop("file")

@@ -39,6 +39,19 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<(String, String)> {
     Ok((s.resolved_json(), s.hash()))
 }
 
+/// Sizes from an empirical CDF (points [bytes, probability]) with the
+/// simulator's sampler: (mean of `n` random draws, mean of the quantiles at
+/// the `n` stratified points (i + 0.5) / n, mean of the linear CDF).
+#[pyfunction]
+fn cdf_sample_means(points: Vec<[f64; 2]>, n: u64, seed: u64) -> (f64, f64, f64) {
+    let dist = dcsim::traffic::SizeDist::new(&points);
+    let mut rng = dcsim::traffic::Rng::from_seed_u64(seed);
+    let n = n.max(1);
+    let random: f64 = (0..n).map(|_| dist.sample(&mut rng) as f64).sum();
+    let strata: f64 = (0..n).map(|i| dist.quantile((i as f64 + 0.5) / n as f64) as f64).sum();
+    (random / n as f64, strata / n as f64, dist.mean())
+}
+
 /// One simulation run. Create it, then call `run()` (from any thread: it
 /// releases the GIL); `progress()` and `cancel()` may be called meanwhile.
 #[pyclass(frozen)]
@@ -132,6 +145,7 @@ impl Simulation {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(cdf_sample_means, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;

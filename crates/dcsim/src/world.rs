@@ -1,8 +1,8 @@
 //! The world: every component, the event queue, and the one `dispatch` that
 //! moves packets between them.
 
-use crate::config::{bulk_pairs, Bulk, Flows, Incast, LoadReference, Pattern, Poisson, SamplePorts, Scenario, Topology, Workload};
-use crate::traffic::{exp_interval, SizeDist};
+use crate::config::{bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, SamplePorts, Scenario, Topology, Workload};
+use crate::traffic::PoissonGen;
 use crate::packet::{Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
@@ -124,23 +124,6 @@ struct IncastApp {
     stats_at_round_start: Vec<TcpStats>,
 }
 
-/// Open-loop flow arrivals (see docs/models/workloads.md).
-struct PoissonApp {
-    workload: u32,
-    dist: SizeDist,
-    pattern: Pattern,
-    members: Vec<u32>,
-    /// Per source: host and arrival rate (flows per second).
-    sources: Vec<(u32, f64)>,
-    target: u32,
-    other_racks_only: bool,
-    /// Permutation pattern: destination of each member (by member index).
-    perm: Vec<u32>,
-    stop: SimTime,
-    chains_alive: u32,
-    rng: Rng,
-}
-
 struct QueryRow {
     workload: u32,
     round: u32,
@@ -171,7 +154,7 @@ pub struct World<'a> {
     conn_app: Vec<ConnApp>,
     flows: Vec<FlowRec>,
     incast: Vec<IncastApp>,
-    poisson: Vec<PoissonApp>,
+    poisson: Vec<PoissonGen>,
     queries: Vec<QueryRow>,
     out: TcpOut,
     isn_rng: Rng,
@@ -323,90 +306,30 @@ impl<'a> World<'a> {
 
     fn install_poisson(&mut self, workload: u32, p: &Poisson) {
         let app = self.poisson.len() as u32;
-        let mut rng = Rng::stream(self.scenario.run.seed, StreamId { kind: streams::POISSON, index: app as u64 });
-        let members: Vec<u32> = p.hosts.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| (0..self.net.num_hosts).collect());
-        let dist = p.size.dist();
-        let flows_per_bit = 1.0 / (8.0 * dist.mean());
-        let target = p.target.unwrap_or(0);
-        let sources: Vec<(u32, f64)> = match p.pattern {
-            Pattern::AllToAll | Pattern::Permutation => {
-                members.iter().map(|&h| (h, p.load * self.reference_rate(h, p.load_reference) * flows_per_bit)).collect()
-            }
-            Pattern::AllToOne => {
-                let total = p.load * self.reference_rate(target, p.load_reference) * flows_per_bit;
-                let n = (members.len() - 1) as f64;
-                members.iter().filter(|&&h| h != target).map(|&h| (h, total / n)).collect()
-            }
-            Pattern::OneToAll => vec![(target, p.load * self.reference_rate(target, p.load_reference) * flows_per_bit)],
-        };
-        // Sattolo's shuffle: a random cyclic permutation, so nobody sends to itself.
-        let mut perm: Vec<u32> = (0..members.len() as u32).collect();
-        if p.pattern == Pattern::Permutation {
-            for i in (1..perm.len()).rev() {
-                let j = rng.below(i as u64) as usize;
-                perm.swap(i, j);
-            }
-        }
-        let start = SimTime::ZERO + p.start.0;
+        let rng = Rng::stream(self.scenario.run.seed, StreamId { kind: streams::POISSON, index: app as u64 });
         let stop = SimTime::ZERO + p.stop.or(self.scenario.run.duration).map(|d| d.0).unwrap_or(Dur::ZERO);
-        let mut a = PoissonApp {
-            workload,
-            dist,
-            pattern: p.pattern,
-            members,
-            sources,
-            target,
-            other_racks_only: p.other_racks_only,
-            perm,
-            stop,
-            chains_alive: 0,
-            rng,
-        };
-        let mut first = Vec::new();
-        for (i, &(_, lambda)) in a.sources.iter().enumerate() {
-            let at = start + Dur((exp_interval(&mut a.rng, lambda) * 1e12) as u64);
-            if at < stop {
-                first.push((at, i as u32));
-            }
-        }
-        a.chains_alive = first.len() as u32;
-        self.poisson.push(a);
+        let racks = (0..self.net.num_hosts).map(|h| self.scenario.topology.rack_of(h)).collect();
+        let mut g = PoissonGen::new(workload, p, self.net.num_hosts, |h| self.reference_rate(h, p.load_reference), racks, stop, rng);
+        let first = g.first_arrivals(SimTime::ZERO + p.start.0);
         if !first.is_empty() {
             self.unfinished += 1;
         }
         for (at, source) in first {
             self.q.schedule(at, Ev::PoissonArrival { app, source });
         }
+        self.poisson.push(g);
     }
 
     fn poisson_arrival(&mut self, now: SimTime, app: u32, source: u32) {
-        let a = &mut self.poisson[app as usize];
-        let (src, lambda) = a.sources[source as usize];
-        let n = a.members.len() as u64;
-        let dst = match a.pattern {
-            Pattern::AllToOne => a.target,
-            // Permutation sources are the members in order.
-            Pattern::Permutation => a.members[a.perm[source as usize] as usize],
-            Pattern::AllToAll | Pattern::OneToAll => loop {
-                let d = a.members[a.rng.below(n) as usize];
-                if d != src && !(a.other_racks_only && self.scenario.topology.rack_of(d) == self.scenario.topology.rack_of(src)) {
-                    break d;
-                }
-            },
-        };
-        let size = a.dist.sample(&mut a.rng);
-        let next = now + Dur((exp_interval(&mut a.rng, lambda) * 1e12) as u64);
-        let (workload, stop) = (a.workload, a.stop);
-        let f = self.add_flow_record(workload, src, dst, FlowSize::Bytes(size), now);
+        let g = &mut self.poisson[app as usize];
+        let a = g.arrive(source, now);
+        let (workload, done) = (g.workload, g.chains_alive == 0 && a.next.is_none());
+        let f = self.add_flow_record(workload, a.src, a.dst, FlowSize::Bytes(a.bytes), now);
         self.start_flow(now, f);
-        if next < stop {
-            self.q.schedule(next, Ev::PoissonArrival { app, source });
-        } else {
-            let a = &mut self.poisson[app as usize];
-            a.chains_alive -= 1;
-            if a.chains_alive == 0 {
-                self.work_done();
-            }
+        match a.next {
+            Some(at) => self.q.schedule(at, Ev::PoissonArrival { app, source }),
+            None if done => self.work_done(),
+            None => {}
         }
     }
 
