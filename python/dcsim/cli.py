@@ -70,6 +70,12 @@ def cmd_show_default(_: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from .analyze import main as analyze_main
+
+    return analyze_main(Path(args.out_dir), args.bucket, args.deadline, args.json)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
     from .bench import soak
@@ -99,6 +105,13 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("show-default", help="print the default scenario")
     p.set_defaults(func=cmd_show_default)
+
+    p = sub.add_parser("analyze", help="FCT by size bucket, query percentiles, fairness of a results directory")
+    p.add_argument("out_dir", help="a directory written by `dcsim run`")
+    p.add_argument("--bucket", action="append", default=[], metavar="LO:HI", help="size bucket in bytes, e.g. 0:100e3 (repeatable; default (0,100KB], (100KB,10MB], >10MB)")
+    p.add_argument("--deadline", type=float, help="query deadline in seconds: count rounds that miss it")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("bench", help="run the fixed benchmark scenarios")
     p.add_argument("--json", action="store_true", help="one JSON object per line")

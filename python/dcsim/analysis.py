@@ -1,0 +1,131 @@
+"""Analysis of run results: FCT and slowdown by size bucket, query completion
+percentiles and deadlines, per-flow goodput and Jain's fairness index, and
+loss cycles (time between window reductions).
+
+Percentiles are nearest-rank: the p-th percentile of n sorted values is the
+value at rank ceil(p/100 * n) (PIAS's result.py and ns3-ecn-sharp's
+fct_parser.py take sorted[int(p/100 * n)], one rank higher at most).
+All functions take pyarrow tables (or a `Result`) and return plain Python.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+INF = float("inf")
+DEFAULT_BUCKETS: list[tuple[float, float]] = [(0, 100e3), (100e3, 10e6), (10e6, INF)]
+PERCENTILES = (50, 95, 99, 99.9)
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending sequence."""
+    if not sorted_values:
+        return math.nan
+    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
+    return sorted_values[k]
+
+
+def _flows(x: Any) -> pa.Table:
+    return x.flows if hasattr(x, "flows") else x
+
+
+def bucket_name(lo: float, hi: float) -> str:
+    def size(v: float) -> str:
+        if v == 0:
+            return "0"
+        for unit, k in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+            if v >= k and v % k == 0:
+                return f"{v / k:g}{unit}"
+        return f"{v:g}B"
+
+    return f"({size(lo)},{size(hi)}]" if hi != INF else f">{size(lo)}"
+
+
+def fct_by_size(result: Any, buckets: Iterable[tuple[float, float]] = DEFAULT_BUCKETS, kind: str | None = None) -> list[dict[str, Any]]:
+    """FCT (seconds) and slowdown of completed flows per size bucket (lo, hi]
+    in bytes: count, mean, and the PERCENTILES of each. `kind` restricts to
+    "bulk" or "response" flows. A last row "all" covers every flow."""
+    flows = _flows(result)
+    done = flows.filter(pc.is_valid(flows["fct"]))
+    if kind is not None:
+        done = done.filter(pc.equal(done["kind"], kind))
+    sizes = done["bytes"].to_pylist()
+    fcts = done["fct"].to_pylist()
+    slows = done["slowdown"].to_pylist()
+    rows = []
+    for name, (lo, hi) in [(bucket_name(lo, hi), (lo, hi)) for lo, hi in buckets] + [("all", (-1, INF))]:
+        idx = [i for i, b in enumerate(sizes) if b is not None and lo < b <= hi]
+        f = sorted(fcts[i] for i in idx)
+        s = sorted(slows[i] for i in idx if slows[i] is not None)
+        row: dict[str, Any] = {"bucket": name, "flows": len(idx), "fct_mean": sum(f) / len(f) if f else math.nan}
+        for p in PERCENTILES:
+            row[f"fct_p{p:g}"] = percentile(f, p)
+        row["slowdown_mean"] = sum(s) / len(s) if s else math.nan
+        for p in PERCENTILES:
+            row[f"slowdown_p{p:g}"] = percentile(s, p)
+        rows.append(row)
+    return rows
+
+
+def query_completion(result: Any, deadline: float | None = None) -> dict[str, Any]:
+    """Incast/query rounds: count, mean and PERCENTILES of completion time
+    (seconds); with `deadline` (seconds), how many rounds missed it."""
+    q = result.queries if hasattr(result, "queries") else result
+    ct = sorted(q["completion_time"].to_pylist())
+    out: dict[str, Any] = {"rounds": len(ct), "mean": sum(ct) / len(ct) if ct else math.nan}
+    for p in PERCENTILES:
+        out[f"p{p:g}"] = percentile(ct, p)
+    out["rounds_with_rto"] = sum(1 for t in q["timeouts"].to_pylist() if t)
+    if deadline is not None:
+        out["deadline"] = deadline
+        out["missed_deadline"] = sum(1 for t in ct if t > deadline)
+    return out
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index: (sum x)^2 / (n * sum x^2), 1 for equal shares."""
+    values = list(values)
+    sq = sum(v * v for v in values)
+    return (sum(values) ** 2) / (len(values) * sq) if values and sq > 0 else math.nan
+
+
+def goodput(result: Any, kind: str | None = "bulk") -> list[dict[str, Any]]:
+    """Per-flow goodput (bits/s): delivered bytes over the flow's lifetime
+    (start to end, or to the end of the run for unfinished flows)."""
+    flows = _flows(result)
+    sim_end = result.summary["sim_seconds"] if hasattr(result, "summary") else None
+    rows = []
+    for f in flows.to_pylist():
+        if kind is not None and f["kind"] != kind:
+            continue
+        end = f["end"] if f["end"] is not None else sim_end
+        if end is None or end <= f["start"]:
+            continue
+        rows.append({"id": f["id"], "src": f["src"], "dst": f["dst"], "goodput_bps": f["delivered"] * 8 / (end - f["start"])})
+    return rows
+
+
+def loss_cycles(result: Any) -> list[dict[str, Any]]:
+    """Per connection and side, from tcp_trace: the times between successive
+    window reductions (cwnd decreases), as HSCC's loss-cycle analysis uses.
+    Needs output.tcp_trace = true."""
+    t = result.tcp_trace if hasattr(result, "tcp_trace") else result
+    last: dict[tuple[int, int], tuple[int, float | None]] = {}
+    cycles: dict[tuple[int, int], list[float]] = {}
+    for time, conn, side, cwnd in zip(t["time"].to_pylist(), t["conn"].to_pylist(), t["side"].to_pylist(), t["cwnd"].to_pylist()):
+        key = (conn, side)
+        prev_cwnd, prev_cut = last.get(key, (cwnd, None))
+        cut = prev_cut
+        if cwnd < prev_cwnd:
+            if prev_cut is not None:
+                cycles.setdefault(key, []).append(time - prev_cut)
+            cut = time
+        last[key] = (cwnd, cut)
+    rows = []
+    for (conn, side), c in sorted(cycles.items()):
+        rows.append({"conn": conn, "side": side, "cycles": len(c), "mean_cycle": sum(c) / len(c), "p50_cycle": percentile(sorted(c), 50)})
+    return rows

@@ -1,0 +1,56 @@
+"""Analysis functions and `dcsim analyze`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+
+import dcsim
+from dcsim import analysis
+
+
+def test_percentile_is_nearest_rank():
+    v = list(range(1, 101))
+    assert analysis.percentile(v, 50) == 50
+    assert analysis.percentile(v, 99) == 99
+    assert analysis.percentile(v, 99.9) == 100
+    assert analysis.percentile([7.0], 99) == 7.0
+
+
+def test_jain_index():
+    assert analysis.jain([1, 1, 1, 1]) == 1.0
+    assert abs(analysis.jain([1, 0, 0, 0]) - 0.25) < 1e-12
+
+
+def test_fct_buckets_and_loss_cycles(star):
+    star["workload"] = [{"type": "bulk", "src": [1, 2, 3], "dst": 0, "size": "50KB"},
+                        {"type": "bulk", "src": [1, 2], "dst": 0, "size": "2MB", "start": "1ms"}]
+    star["output"] = {"tcp_trace": True}
+    r = dcsim.run(star)
+    rows = {row["bucket"]: row for row in analysis.fct_by_size(r)}
+    assert rows["(0,100KB]"]["flows"] == 3 and rows["(100KB,10MB]"]["flows"] == 2 and rows[">10MB"]["flows"] == 0
+    assert rows["all"]["flows"] == 5
+    assert rows["(0,100KB]"]["fct_p99"] >= rows["(0,100KB]"]["fct_p50"] > 0
+    assert rows["(100KB,10MB]"]["slowdown_mean"] >= 1.0
+    cycles = analysis.loss_cycles(r)
+    assert all(c["mean_cycle"] > 0 for c in cycles)
+    gp = analysis.goodput(r)
+    assert len(gp) == 5 and 0 < analysis.jain([g["goodput_bps"] for g in gp]) <= 1
+
+
+def test_analyze_cli(tmp_path, star):
+    dcsim.run(star, out=tmp_path / "out")
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out"), "--json", "--deadline", "0.001"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["queries"]["rounds"] == 5 and "missed_deadline" in report["queries"]
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out")], capture_output=True, text=True)
+    assert p.returncode == 0 and "FCT and slowdown" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "nothing")], capture_output=True, text=True)
+    assert p.returncode == 2 and "not a dcsim results directory" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out"), "--bucket", "12"], capture_output=True, text=True)
+    assert p.returncode == 2 and "LO:HI" in p.stderr
