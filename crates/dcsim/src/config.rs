@@ -301,6 +301,10 @@ pub struct SwitchCfg {
     /// Capacity of each switch egress queue (waiting frames, not the one on the wire).
     #[serde(default = "default_switch_buffer")]
     pub buffer: QSize,
+    /// One buffer shared by all ports of a switch, with Broadcom-style
+    /// dynamic thresholds. `buffer` still caps each port.
+    #[serde(default)]
+    pub shared_buffer: Option<SharedBufferCfg>,
     /// Admission / marking on enqueue at every switch egress port.
     #[serde(default)]
     pub aqm: Aqm,
@@ -310,8 +314,25 @@ pub struct SwitchCfg {
 }
 impl Default for SwitchCfg {
     fn default() -> Self {
-        SwitchCfg { forwarding_latency: DurV(Dur::ZERO), buffer: default_switch_buffer(), aqm: Aqm::default(), routing: Routing::default() }
+        SwitchCfg {
+            forwarding_latency: DurV(Dur::ZERO),
+            buffer: default_switch_buffer(),
+            shared_buffer: None,
+            aqm: Aqm::default(),
+            routing: Routing::default(),
+        }
     }
+}
+
+/// Dynamic thresholds (Choudhury & Hahne, ToN 1998; Broadcom's "alpha"): a
+/// port may queue a frame only while its occupancy stays below
+/// alpha * (free shared buffer).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferCfg {
+    pub size: Bytes,
+    #[serde(default = "one_f")]
+    pub alpha: f64,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -376,6 +397,35 @@ pub struct HostCfg {
     /// overflows only at switches) or a size like "1000pkt".
     #[serde(default)]
     pub nic_buffer: NicBuffer,
+    /// Extra delay before the NIC, to vary RTTs (ECN#'s method, see
+    /// docs/models/network.md).
+    #[serde(default)]
+    pub rtt_variation: Option<RttVariation>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RttVariation {
+    PerFlow(PerFlowDelay),
+    PerHost(PerHostDelay),
+}
+tagged_deserialize!(RttVariation, "rtt_variation", { "per_flow" => PerFlow, "per_host" => PerHost });
+
+/// Each connection draws one class uniformly; the packets its opening side
+/// sends wait that long before the NIC; the other side's packets wait `reverse`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerFlowDelay {
+    pub classes: Vec<DurV>,
+    #[serde(default)]
+    pub reverse: DurV,
+}
+
+/// Host h's link gets delays[h mod len] more propagation delay (both directions).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerHostDelay {
+    pub delays: Vec<DurV>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -969,6 +1019,23 @@ impl Scenario {
             }
         };
         check_capacity("switch.buffer", self.switch.buffer)?;
+        match &self.host.rtt_variation {
+            Some(RttVariation::PerFlow(v)) if v.classes.is_empty() || v.classes.len() > 64 => {
+                return Err(err("host.rtt_variation.classes", format!("{} classes: allowed 1..=64", v.classes.len())));
+            }
+            Some(RttVariation::PerHost(v)) if v.delays.is_empty() => {
+                return Err(err("host.rtt_variation.delays", "give at least one delay"));
+            }
+            _ => {}
+        }
+        if let Some(sb) = self.switch.shared_buffer {
+            if sb.size.0 < max_frame {
+                return Err(err("switch.shared_buffer.size", format!("{} cannot hold one full-sized frame ({max_frame}B)", sb.size)));
+            }
+            if !(sb.alpha > 0.0 && sb.alpha <= 64.0) {
+                return Err(err("switch.shared_buffer.alpha", format!("{} is out of range: allowed (0, 64]", sb.alpha)));
+            }
+        }
         if let NicBuffer::Limited(q) = self.host.nic_buffer {
             check_capacity("host.nic_buffer", q)?;
         }

@@ -37,8 +37,10 @@ impl<'a> IdealModel<'a> {
         IdealModel { net, preamble_ifg: s.link.preamble_ifg, tcp }
     }
 
-    fn hops(&self, src: u32, dst: u32, hash: u32) -> Vec<(Rate, Dur)> {
-        self.net
+    /// Hops from src to dst; `extra` delays the frames before the first hop.
+    fn hops(&self, src: u32, dst: u32, hash: u32, extra: Dur) -> Vec<(Rate, Dur)> {
+        let mut hops: Vec<(Rate, Dur)> = self
+            .net
             .path(src, dst, hash)
             .into_iter()
             .map(|p| {
@@ -50,7 +52,13 @@ impl<'a> IdealModel<'a> {
                 };
                 (port.rate, lat)
             })
-            .collect()
+            .collect();
+        // A constant delay before the source's NIC shifts every frame alike,
+        // which equals adding it to the last hop's latency.
+        if let Some(last) = hops.last_mut() {
+            last.1 += extra;
+        }
+        hops
     }
 
     fn frame(&self, mut p: Packet) -> u64 {
@@ -120,23 +128,21 @@ impl<'a> IdealModel<'a> {
         Dur(prev[h - 1] + hops[h - 1].1.ps())
     }
 
-    /// Handshake time: SYN there, SYN-ACK back.
-    pub fn handshake(&self, src: u32, dst: u32, hash: u32) -> Dur {
-        let syn = self.syn_frame();
-        Self::pipeline(&self.hops(src, dst, hash), &[(syn, 1)]) + Self::pipeline(&self.hops(dst, src, hash), &[(syn, 1)])
-    }
-
-    /// Ideal completion time of a flow of `bytes` from src to dst.
-    pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>) -> Dur {
-        let fwd = self.hops(src, dst, hash);
+    /// Ideal completion time of a flow of `bytes` from src to dst; `extra` is
+    /// the RTT-variation delay of the frames src and dst send.
+    pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>, extra: (Dur, Dur)) -> Dur {
+        let fwd = self.hops(src, dst, hash, extra.0);
+        let rev = self.hops(dst, src, hash, extra.1);
         let mut total = Dur::ZERO;
         let mut batches = Vec::new();
         if new_connection {
-            total += self.handshake(src, dst, hash);
+            // Handshake: SYN there, SYN-ACK back; then the client's ACK leads the data.
+            let syn = self.syn_frame();
+            total += Self::pipeline(&fwd, &[(syn, 1)]) + Self::pipeline(&rev, &[(syn, 1)]);
             batches.push((self.ack_frame(), 1));
         }
         if let Some(q) = query {
-            total += Self::pipeline(&self.hops(dst, src, hash), &self.data_frames(q));
+            total += Self::pipeline(&rev, &self.data_frames(q));
         }
         batches.extend(self.data_frames(bytes));
         total + Self::pipeline(&fwd, &batches)

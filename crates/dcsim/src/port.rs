@@ -30,6 +30,15 @@ pub struct PortStats {
     pub max_queue_packets: u64,
 }
 
+/// A switch's shared buffer with dynamic thresholds.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedBuffer {
+    pub size: u64,
+    pub alpha: f64,
+    /// Bytes held by the switch's ports (waiting or being serialised).
+    pub used: u64,
+}
+
 /// Result of offering a packet to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
@@ -57,6 +66,10 @@ pub struct Port {
     pub on_wire: VecDeque<(SimTime, PktId)>,
     /// Random loss on the wire: probability and the port's own stream.
     pub loss: Option<(f64, Rng)>,
+    /// Index of the switch's shared buffer, if it has one.
+    pub shared: Option<u32>,
+    /// Bytes held by this port (waiting or being serialised), for the shared buffer.
+    held_bytes: u64,
     pub stats: PortStats,
 }
 
@@ -86,6 +99,8 @@ impl Port {
             transmitting: None,
             on_wire: VecDeque::new(),
             loss: None,
+            shared: None,
+            held_bytes: 0,
             stats: PortStats::default(),
         }
     }
@@ -102,7 +117,7 @@ impl Port {
 
     /// Admission: AQM verdict, then the capacity check (tail drop).
     #[inline]
-    pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) -> Offer {
+    pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> Offer {
         let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
@@ -124,10 +139,19 @@ impl Port {
             Capacity::Limited(QSize::Packets(n)) => view.packets + 1 > n,
             Capacity::Limited(QSize::Bytes(n)) => view.bytes + size > n,
         };
-        if full {
+        // Dynamic threshold: this port may hold at most alpha * (free buffer).
+        let shared_full = shared.as_ref().is_some_and(|b| {
+            let free = b.size.saturating_sub(b.used);
+            size > free || (self.held_bytes + size) as f64 > b.alpha * free as f64
+        });
+        if full || shared_full {
             self.stats.drops += 1;
             return Offer::Dropped;
         }
+        if let Some(b) = shared {
+            b.used += size;
+        }
+        self.held_bytes += size;
         pkt.enqueued_at = now;
         self.stats.enqueued += 1;
         if self.transmitting.is_none() && self.queue.is_empty() {
@@ -151,9 +175,13 @@ impl Port {
     /// The current frame finished serialising: put it on the wire (unless
     /// random loss takes it), and start the next one if any.
     #[inline]
-    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool) -> TxDone {
+    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
         let bytes = pool.get(id).wire_bytes as u64;
+        self.held_bytes -= bytes;
+        if let Some(b) = shared {
+            b.used -= bytes;
+        }
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes;
         let lost = match &mut self.loss {

@@ -2,8 +2,8 @@
 //! (one egress [`Port`] per direction) and shortest-path forwarding tables.
 
 use crate::aqm::Aqm;
-use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, Scenario, Star, Topology};
-use crate::port::{Capacity, Port};
+use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
+use crate::port::{Capacity, Port, SharedBuffer};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,7 @@ pub mod streams {
     pub const FLOW_HASH: u32 = 3;
     pub const LINK_LOSS: u32 = 4;
     pub const POISSON: u32 = 5;
+    pub const RTT_VARIATION: u32 = 6;
 }
 
 pub struct Network {
@@ -30,6 +31,8 @@ pub struct Network {
     /// Per switch (index node - num_hosts): its forwarding latency.
     pub fwd_latency: Vec<Dur>,
     pub routing: Routing,
+    /// Shared buffers (one per switch when configured), indexed by Port::shared.
+    pub shared: Vec<SharedBuffer>,
     /// Per switch: next choice for per-packet spraying.
     spray_next: Vec<u32>,
     pub ports: Vec<Port>,
@@ -57,6 +60,9 @@ impl<'a> Builder<'a> {
         self.net.node_ports.push(Vec::new());
         self.net.fwd_latency.push(latency.unwrap_or(self.scenario.switch.forwarding_latency.0));
         self.net.spray_next.push(0);
+        if let Some(sb) = self.scenario.switch.shared_buffer {
+            self.net.shared.push(SharedBuffer { size: sb.size.0, alpha: sb.alpha, used: 0 });
+        }
         self.net.kinds.len() as u32 - 1
     }
 
@@ -78,6 +84,9 @@ impl<'a> Builder<'a> {
             }
         };
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
+        if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
+            port.shared = Some(node - self.net.num_hosts);
+        }
         if s.link.loss_rate > 0.0 {
             port.loss = Some((s.link.loss_rate, Rng::stream(s.run.seed, StreamId { kind: streams::LINK_LOSS, index: id as u64 })));
         }
@@ -135,8 +144,12 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// A full-duplex link: one egress port at each end.
-    fn connect(&mut self, a: u32, b: u32, rate: Rate, delay: Dur) {
+    /// A full-duplex link: one egress port at each end. A host's link gets
+    /// its per-host extra delay (host.rtt_variation = per_host).
+    fn connect(&mut self, a: u32, b: u32, rate: Rate, mut delay: Dur) {
+        if let (NodeKind::Host, Some(RttVariation::PerHost(v))) = (self.net.kinds[a as usize], &self.scenario.host.rtt_variation) {
+            delay += v.delays[a as usize % v.delays.len()].0;
+        }
         let pa = self.port_for(a, b, rate, delay);
         let pb = self.port_for(b, a, rate, delay);
         self.net.reverse.push(pb);
@@ -153,6 +166,7 @@ impl Network {
             names: (0..h).map(|i| format!("host{i}")).collect(),
             fwd_latency: Vec::new(),
             routing: s.switch.routing,
+            shared: Vec::new(),
             spray_next: Vec::new(),
             ports: Vec::new(),
             node_ports: vec![Vec::new(); h as usize],

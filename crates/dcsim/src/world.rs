@@ -31,6 +31,8 @@ enum Ev {
     IncastNext(u32),
     /// A Poisson workload's source (index into its sources) starts a flow.
     PoissonArrival { app: u32, source: u32 },
+    /// The head of a host's RTT-variation delay line is due at its NIC.
+    HostDelay(u32),
     Sample,
     Stop,
 }
@@ -165,6 +167,13 @@ pub struct World<'a> {
     samples: QueueSamples,
     sample_interval: Dur,
     captures: Vec<Capture>,
+    /// Per-flow RTT variation: class delays (the last entry is the reverse
+    /// direction's), each connection's class, and one FIFO line per
+    /// (host, class).
+    delay_classes: Vec<Dur>,
+    conn_class: Vec<u8>,
+    delay_lines: Vec<VecDeque<(SimTime, PktId)>>,
+    class_rng: Rng,
     /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
     capture_at: Vec<u32>,
     /// Flow filters of captures, resolved to connections when flows start.
@@ -217,12 +226,20 @@ impl<'a> World<'a> {
             samples: QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() },
             sample_interval: s.output.queue_sample_interval.0,
             captures,
+            delay_classes: match &s.host.rtt_variation {
+                Some(crate::config::RttVariation::PerFlow(v)) => v.classes.iter().map(|d| d.0).chain([v.reverse.0]).collect(),
+                _ => Vec::new(),
+            },
+            conn_class: Vec::new(),
+            delay_lines: Vec::new(),
+            class_rng: Rng::stream(s.run.seed, StreamId { kind: streams::RTT_VARIATION, index: 0 }),
             capture_at,
             capture_flow,
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
         };
+        w.delay_lines = (0..w.net.num_hosts as usize * w.delay_classes.len()).map(|_| VecDeque::new()).collect();
         w.install_workloads();
         if let Some(d) = s.run.duration {
             w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
@@ -372,6 +389,10 @@ impl<'a> World<'a> {
         let hash = self.hash_rng.next_u32();
         let isn_a = self.isn_rng.next_u32();
         let isn_b = self.isn_rng.next_u32();
+        if !self.delay_classes.is_empty() {
+            let n = self.delay_classes.len() as u64 - 1;
+            self.conn_class.push(self.class_rng.below(n) as u8);
+        }
         self.eps.push(Endpoint::new(conn, 0, client, server, hash, isn_a, &self.tcp));
         self.eps.push(Endpoint::new(conn, 1, server, client, hash, isn_b, &self.tcp));
         conn
@@ -417,7 +438,8 @@ impl<'a> World<'a> {
         match ev {
             Ev::TxDone(port) => {
                 let p = &mut self.net.ports[port as usize];
-                let done = p.finish_tx(now, &self.pool);
+                let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+                let done = p.finish_tx(now, &self.pool, shared);
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
                 }
@@ -470,6 +492,16 @@ impl<'a> World<'a> {
             Ev::FlowStart(f) => self.start_flow(now, f),
             Ev::IncastNext(app) => self.incast_next(now, app),
             Ev::PoissonArrival { app, source } => self.poisson_arrival(now, app, source),
+            Ev::HostDelay(line) => {
+                let l = &mut self.delay_lines[line as usize];
+                let (_, id) = l.pop_front().expect("delay line empty");
+                if let Some(&(next, _)) = l.front() {
+                    self.q.schedule(next, Ev::HostDelay(line));
+                }
+                let host = line / self.delay_classes.len() as u32;
+                let nic = self.net.nic(host);
+                self.enqueue(now, nic, id);
+            }
             Ev::Sample => {
                 let t = now.as_secs_f64();
                 for &p in &self.sampled_ports {
@@ -504,7 +536,8 @@ impl<'a> World<'a> {
     #[inline]
     fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
         let p = &mut self.net.ports[port as usize];
-        match p.offer(now, id, &mut self.pool) {
+        let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+        match p.offer(now, id, &mut self.pool, shared) {
             Offer::Dropped => {
                 self.pool.free(id);
                 self.packets_dropped += 1;
@@ -582,8 +615,27 @@ impl<'a> World<'a> {
     fn inject(&mut self, now: SimTime, nic: u32, mut pkt: Packet) {
         pkt.finalize_size(self.preamble_ifg);
         self.packets_created += 1;
+        let (host, class) = (pkt.src_host, self.delay_class(pkt.conn, pkt.side));
         let id = self.pool.alloc(pkt);
-        self.enqueue(now, nic, id);
+        match class {
+            Some((c, d)) if d > Dur::ZERO => {
+                let line = host as usize * self.delay_classes.len() + c;
+                if self.delay_lines[line].is_empty() {
+                    self.q.schedule(now + d, Ev::HostDelay(line as u32));
+                }
+                self.delay_lines[line].push_back((now + d, id));
+            }
+            _ => self.enqueue(now, nic, id),
+        }
+    }
+
+    /// The RTT-variation class and delay of a packet sent by `side` of `conn`.
+    fn delay_class(&self, conn: u32, side: u8) -> Option<(usize, Dur)> {
+        if self.delay_classes.is_empty() {
+            return None;
+        }
+        let c = if side == 0 { self.conn_class[conn as usize] as usize } else { self.delay_classes.len() - 1 };
+        Some((c, self.delay_classes[c]))
     }
 
     // ---- applications ---------------------------------------------------------------
@@ -814,7 +866,13 @@ impl<'a> World<'a> {
                     _ => None,
                 };
                 let hash = if f.conn == u32::MAX { 0 } else { self.eps[(f.conn * 2) as usize].flow_hash };
-                ideal.flow(f.src, f.dst, hash, b, f.new_connection, query)
+                // RTT variation: extra delay of the packets the source and the destination send.
+                let side = |s: u8| if f.conn == u32::MAX { Dur::ZERO } else { self.delay_class(f.conn, s).map_or(Dur::ZERO, |c| c.1) };
+                let extra = match f.kind {
+                    FlowKind::Bulk => (side(0), side(1)),
+                    FlowKind::Response => (side(1), side(0)),
+                };
+                ideal.flow(f.src, f.dst, hash, b, f.new_connection, query, extra)
             });
             match f.end {
                 Some(e) => {

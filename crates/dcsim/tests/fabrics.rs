@@ -118,3 +118,81 @@ fn per_tier_latency_adds_to_the_handshake() {
     let slow_core = rtt(&base.replace("agg_core_delay = \"1us\"", "agg_core_delay = \"1us\"\ncore_latency = \"300ns\""));
     assert_eq!(slow_core - plain, 2 * 300_000, "one core crossing each way");
 }
+
+#[test]
+fn shared_buffer_dynamic_threshold_limits_each_port() {
+    // Broadcom-style dynamic thresholds: with n congested ports each settles
+    // at alpha * B / (1 + n * alpha). B = 150 KB, alpha = 1: one hot port
+    // peaks near 75 KB, two hot ports near 50 KB each.
+    let run_with = |receivers: &str| {
+        let text = format!(
+            "[run]\nduration = \"20ms\"\n[topology]\ntype = \"star\"\nhosts = 10\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[switch]\nbuffer = \"10000pkt\"\nshared_buffer = {{ size = \"150KB\", alpha = 1.0 }}\n[tcp]\nmin_rto = \"1ms\"\n[output]\nqueue_sample_interval = \"0s\"\n{receivers}"
+        );
+        run(&scenario(&text), None).unwrap()
+    };
+    let one = run_with("[[workload]]\ntype = \"bulk\"\nsrc = \"2..10\"\ndst = 0\nsize = \"inf\"\n");
+    let two = run_with("[[workload]]\ntype = \"bulk\"\nsrc = \"2..6\"\ndst = 0\nsize = \"inf\"\n[[workload]]\ntype = \"bulk\"\nsrc = \"6..10\"\ndst = 1\nsize = \"inf\"\n");
+    let maxq = |o: &dcsim::RunOutput, port: usize| o.table("ports").u64("max_queue_bytes")[port] as f64;
+    // Port 1 is the switch's port toward host 0, port 3 toward host 1.
+    let q1 = maxq(&one, 1);
+    assert!(q1 <= 75_000.0 + 1518.0 && q1 > 60_000.0, "one hot port: {q1}");
+    let (a, b) = (maxq(&two, 1), maxq(&two, 3));
+    assert!(a <= 50_000.0 + 1518.0 && b <= 50_000.0 + 1518.0, "two hot ports: {a}, {b}");
+    assert!(a > 35_000.0 && b > 35_000.0, "two hot ports: {a}, {b}");
+    assert!(one.table("ports").u64("drops")[1] > 0);
+}
+
+#[test]
+fn rtt_variation_per_flow_classes_and_per_host_delays() {
+    // Flows one after another (no overlap) on a star; each connection draws a
+    // class; the data direction waits the class delay before the NIC, ACKs
+    // wait `reverse`. The ideal FCT includes them, so every slowdown is 1.
+    let text = r#"
+[topology]
+type = "star"
+hosts = 2
+link_rate = "10Gbps"
+link_delay = "1us"
+[host.rtt_variation]
+type = "per_flow"
+classes = ["1us", "20us", "50us", "80us", "160us"]
+reverse = "1us"
+[[workload]]
+type = "bulk"
+src = 0
+dst = 1
+size = "1448B"
+"#;
+    let mut flows = String::new();
+    for i in 0..40 {
+        flows += &format!("{{ src = 0, dst = 1, size = \"1448B\", start = \"{}us\" }}, ", i * 1000);
+    }
+    let text = text.replace("[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 1\nsize = \"1448B\"\n", &format!("[[workload]]\ntype = \"flows\"\nflows = [{flows}]\n"));
+    let out = run(&scenario(&text), None).unwrap();
+    let f = out.table("flows");
+    let mut fcts: Vec<u64> = f.f64("fct").iter().map(|x| (x * 1e12).round() as u64).collect();
+    for (fct, ideal) in f.f64("fct").iter().zip(f.f64("ideal_fct")) {
+        assert_eq!((fct * 1e12).round() as u64, (ideal * 1e12).round() as u64);
+    }
+    fcts.sort_unstable();
+    fcts.dedup();
+    assert_eq!(fcts.len(), 5, "five classes, five distinct FCTs");
+    // The FCT (handshake + data) grows by 2 x the class delay: SYN and data wait.
+    assert_eq!(fcts[4] - fcts[0], 2 * (160_000_000 - 1_000_000));
+    // Per host: host i's link gets delays[i % n] more.
+    let per_host = r#"
+[run]
+duration = "1ms"
+[topology]
+type = "star"
+hosts = 3
+link_rate = "10Gbps"
+link_delay = "1us"
+[host.rtt_variation]
+type = "per_host"
+delays = ["0us", "10us"]
+"#;
+    let out = run(&scenario(per_host), None).unwrap();
+    let delays = out.table("ports").f64("delay").to_vec();
+    assert_eq!(delays, vec![1e-6, 1e-6, 11e-6, 11e-6, 1e-6, 1e-6]);
+}
