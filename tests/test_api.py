@@ -18,7 +18,7 @@ def test_run_returns_arrow_tables_and_summary(star):
     assert r.summary["stopped_by"] == "workload done"
     assert r.summary["flows_completed"] == r.flows.num_rows == 2 + 3 * 5
     assert r.queries.num_rows == 5
-    assert r.queries.column_names == ["workload", "round", "start", "end", "completion_time", "responders", "timeouts", "retransmits"]
+    assert r.queries.column_names == ["workload", "round", "start", "end", "completion_time", "responders", "timeouts", "retransmits", "within_deadline"]
     bulk = r.flows.filter(pa.compute.equal(r.flows["kind"], "bulk"))
     assert bulk["delivered"].to_pylist() == [200_000, 200_000]
     assert all(s >= 1.0 for s in bulk["slowdown"].to_pylist())

@@ -70,3 +70,45 @@ def test_poisson_workload_runs_and_records_its_cdf(tmp_path):
     bad.write_text("100 0.5\n50 1.0\n")
     with pytest.raises(dcsim.ScenarioError, match=r"workload\[0\].size.points\[1\]: \[50, 1\] goes back"):
         dcsim.run(s, overrides={"workload[0].size": {"cdf_file": str(bad)}})
+
+
+def _search(service, **extra):
+    s = {
+        "run": {"duration": "400ms"},
+        "topology": {"type": "star", "hosts": 11, "link_rate": "1Gbps", "link_delay": "5us"},
+        "switch": {"buffer": "500pkt"},
+        "tcp": {"min_rto": "10ms", "rtt_granularity": "1us"},
+        "workload": [{"type": "search", "client": 0, "servers": "1..11", "query_size": "3500B", "response_size": "2800B",
+                      "service_time": service, "stop": "300ms"} | extra],
+    }
+    return dcsim.run(s)
+
+
+def test_search_fan_out_fan_in_with_deadlines():
+    # Constant 1 ms service at 20 queries/s: every query completes a little
+    # after 1 ms (query and response transfers at 1 Gb/s, ~0.6 ms here).
+    r = _search({"type": "constant", "value": "1ms"}, query_rate=20.0, deadline="1.5ms")
+    q = r.queries.to_pylist()
+    n = len(q)
+    assert abs(n - 20 * 0.3) <= 4 * (20 * 0.3) ** 0.5 + 1, n  # Poisson count
+    assert all(1e-3 < row["completion_time"] < 2.5e-3 for row in q)
+    assert all(row["responders"] == 10 for row in q)
+    within = [row["within_deadline"] for row in q]
+    tight = [row["within_deadline"] for row in _search({"type": "constant", "value": "1ms"}, query_rate=20.0, deadline="0.5ms").queries.to_pylist()]
+    assert all(w == 10 for w in within) and all(w == 0 for w in tight)
+    # One response flow per server per query.
+    assert r.flows.num_rows == 10 * n and r.summary["flows_completed"] == 10 * n
+
+
+def test_search_gamma_service_and_server_load():
+    # Seed 000's service time, 180 ns * Gamma(0.7, 20000) + 10 us (mean 2.53 ms),
+    # at 30% server occupancy: ~118.6 queries/s; the query waits for its slowest server.
+    gamma = {"type": "gamma", "shape": 0.7, "scale": 20000, "unit": "180ns", "offset": "10us"}
+    r = _search(gamma, server_load=0.3)
+    q = r.queries.to_pylist()
+    expected = 0.3 / 2.53e-3 * 0.3
+    assert abs(len(q) - expected) <= 4 * expected**0.5, len(q)
+    ct = sorted(row["completion_time"] for row in q)
+    # The slowest of 10 servers: the mean completion exceeds the mean service time.
+    assert sum(ct) / len(ct) > 2.53e-3
+    assert r.queries["within_deadline"].to_pylist() == [None] * len(q)

@@ -637,8 +637,81 @@ pub enum Workload {
     Flows(Flows),
     Incast(Incast),
     Poisson(Poisson),
+    Search(Search),
 }
-tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast, "poisson" => Poisson });
+tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast, "poisson" => Poisson, "search" => Search });
+
+/// Fan-out/fan-in search (seed 000 §III-B, after OLDISim): the client sends a
+/// query to every server at Poisson times; each server serves its queries
+/// one at a time, for a random service time, then answers; a query is
+/// complete when the slowest server has answered.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    pub client: u32,
+    pub servers: HostSet,
+    #[serde(default = "default_search_query")]
+    pub query_size: Bytes,
+    pub response_size: Bytes,
+    pub service_time: ServiceTime,
+    /// Mean queries per second. Give this or `server_load`.
+    #[serde(default)]
+    pub query_rate: Option<f64>,
+    /// Fraction of a server's time spent serving: query_rate = server_load / mean service time.
+    #[serde(default)]
+    pub server_load: Option<f64>,
+    /// Responses later than this count as missing (queries table).
+    #[serde(default)]
+    pub deadline: Option<DurV>,
+    #[serde(default)]
+    pub start: DurV,
+    /// No new queries after this time (default: run.duration).
+    #[serde(default)]
+    pub stop: Option<DurV>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ServiceTime {
+    Constant(ConstantTime),
+    Exponential(ExponentialTime),
+    Gamma(GammaTime),
+}
+tagged_deserialize!(ServiceTime, "service_time", { "constant" => Constant, "exponential" => Exponential, "gamma" => Gamma });
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantTime {
+    pub value: DurV,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExponentialTime {
+    pub mean: DurV,
+}
+
+/// unit * Gamma(shape, scale) + offset; seed 000's search uses shape 0.7,
+/// scale 20000, unit 180 ns, offset 10 us (mean 2.53 ms).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GammaTime {
+    pub shape: f64,
+    pub scale: f64,
+    pub unit: DurV,
+    #[serde(default)]
+    pub offset: DurV,
+}
+
+impl ServiceTime {
+    pub fn mean_seconds(&self) -> f64 {
+        match self {
+            ServiceTime::Constant(c) => c.value.0.as_secs_f64(),
+            ServiceTime::Exponential(e) => e.mean.0.as_secs_f64(),
+            ServiceTime::Gamma(g) => g.shape * g.scale * g.unit.0.as_secs_f64() + g.offset.0.as_secs_f64(),
+        }
+    }
+}
 
 /// A flow-size distribution: a fixed size ("64KB") or an empirical CDF.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -900,6 +973,9 @@ fn default_dctcp_g() -> f64 {
 }
 fn default_query_size() -> Bytes {
     Bytes(500)
+}
+fn default_search_query() -> Bytes {
+    Bytes(3500)
 }
 fn default_snaplen() -> u32 {
     128
@@ -1217,6 +1293,41 @@ impl Scenario {
                     }
                     has_any = true;
                 }
+                Workload::Search(w) => {
+                    host_ok(format!("{p}.client"), w.client)?;
+                    if w.servers.0.is_empty() {
+                        return Err(err(format!("{p}.servers"), "at least one server is needed"));
+                    }
+                    for &h in &w.servers.0 {
+                        host_ok(format!("{p}.servers"), h)?;
+                        if h == w.client {
+                            return Err(err(format!("{p}.servers"), format!("host {h} is the client; it cannot also serve")));
+                        }
+                    }
+                    if w.query_size.0 == 0 || w.response_size.0 == 0 {
+                        return Err(err(format!("{p}.query_size"), "queries and responses must carry at least 1B"));
+                    }
+                    match &w.service_time {
+                        ServiceTime::Gamma(g) if !(g.shape > 0.0 && g.shape < 1e6 && g.scale > 0.0 && g.scale < 1e12) => {
+                            return Err(err(format!("{p}.service_time"), "gamma shape and scale must be positive"))
+                        }
+                        _ => {}
+                    }
+                    let mean = w.service_time.mean_seconds();
+                    match (w.query_rate, w.server_load) {
+                        (Some(r), None) if r > 0.0 && r < 1e9 => {}
+                        (None, Some(l)) if l > 0.0 && l < 1.0 && mean > 0.0 => {}
+                        (None, Some(l)) => {
+                            return Err(err(format!("{p}.server_load"), format!("{l} is out of range: allowed (0, 1), with a service time above zero")))
+                        }
+                        (Some(r), None) => return Err(err(format!("{p}.query_rate"), format!("{r} is out of range: allowed (0, 1e9) queries per second"))),
+                        _ => return Err(err(&p, "give exactly one of `query_rate` and `server_load`")),
+                    }
+                    if w.stop.is_none() && self.run.duration.is_none() {
+                        return Err(err(format!("{p}.stop"), "a search workload needs `stop` (when queries end) or a run.duration"));
+                    }
+                    has_any = true;
+                }
                 Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, connections_per_responder, .. }) => {
                     host_ok(format!("{p}.querier"), *querier)?;
                     if responders.0.is_empty() {
@@ -1255,7 +1366,7 @@ impl Scenario {
             .map(|w| match w {
                 Workload::Bulk(b) => bulk_pairs(&b.src, &b.dst, b.pairing).len(),
                 Workload::Flows(f) => f.flows.len(),
-                Workload::Incast(_) | Workload::Poisson(_) => 0,
+                Workload::Incast(_) | Workload::Poisson(_) | Workload::Search(_) => 0,
             })
             .sum();
         let mut names = std::collections::BTreeSet::new();

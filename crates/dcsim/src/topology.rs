@@ -20,6 +20,7 @@ pub mod streams {
     pub const LINK_LOSS: u32 = 4;
     pub const POISSON: u32 = 5;
     pub const RTT_VARIATION: u32 = 6;
+    pub const SEARCH: u32 = 7;
 }
 
 pub struct Network {

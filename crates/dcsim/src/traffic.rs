@@ -57,6 +57,46 @@ pub fn exp_interval(rng: &mut Rng, lambda: f64) -> f64 {
     -(1.0 - u).ln() / lambda
 }
 
+/// A standard normal draw (Box-Muller).
+fn normal(rng: &mut Rng) -> f64 {
+    let u1 = 1.0 - rng.next_f64();
+    let u2 = rng.next_f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// A Gamma(shape, scale) draw: Marsaglia and Tsang (ACM TOMS 2000), with the
+/// U^(1/shape) boost for shape < 1.
+pub fn gamma(rng: &mut Rng, shape: f64, scale: f64) -> f64 {
+    if shape < 1.0 {
+        let u = 1.0 - rng.next_f64();
+        return gamma(rng, shape + 1.0, scale) * u.powf(1.0 / shape);
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = normal(rng);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = 1.0 - rng.next_f64();
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v * scale;
+        }
+    }
+}
+
+/// A service time draw.
+pub fn service_time(rng: &mut Rng, t: &crate::config::ServiceTime) -> Dur {
+    use crate::config::ServiceTime;
+    let secs = match t {
+        ServiceTime::Constant(c) => return c.value.0,
+        ServiceTime::Exponential(e) => exp_interval(rng, 1.0 / e.mean.0.as_secs_f64()),
+        ServiceTime::Gamma(g) => g.unit.0.as_secs_f64() * gamma(rng, g.shape, g.scale) + g.offset.0.as_secs_f64(),
+    };
+    Dur((secs * 1e12).round() as u64)
+}
+
 /// Open-loop Poisson flow arrivals for one workload. Each source host has
 /// its own arrival chain at rate lambda = load * C_ref / (8 * mean size)
 /// flows per second (all_to_one splits the target's rate over the sources);
@@ -226,6 +266,23 @@ mod tests {
                 assert_eq!(per_dst.iter().filter(|&&c| c > 0).count(), 1);
             }
         }
+    }
+
+    #[test]
+    fn gamma_service_times_have_the_seed_000_mean() {
+        // 180 ns * Gamma(0.7, 20000) + 10 us: mean 180e-9 * 14000 + 10e-6 = 2.53 ms.
+        let t: crate::config::ServiceTime = serde_json::from_str(r#"{"type": "gamma", "shape": 0.7, "scale": 20000, "unit": "180ns", "offset": "10us"}"#).unwrap();
+        assert!((t.mean_seconds() - 2.53e-3).abs() < 1e-12);
+        let mut rng = Rng::from_seed_u64(5);
+        let n = 200_000;
+        let draws: Vec<f64> = (0..n).map(|_| service_time(&mut rng, &t).as_secs_f64()).collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        assert!((mean - 2.53e-3).abs() / 2.53e-3 < 0.01, "{mean}");
+        // Gamma(0.7) variance k*theta^2: sd of the service time = 180 ns * sqrt(0.7) * 20000.
+        let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        let sd = 180e-9 * 0.7f64.sqrt() * 20000.0;
+        assert!((var.sqrt() - sd).abs() / sd < 0.02, "{} vs {sd}", var.sqrt());
+        assert!(draws.iter().all(|&x| x >= 10e-6));
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The world: every component, the event queue, and the one `dispatch` that
 //! moves packets between them.
 
-use crate::config::{bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, SamplePorts, Scenario, Topology, Workload};
-use crate::traffic::PoissonGen;
+use crate::config::{bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, SamplePorts, Scenario, Search, ServiceTime, Topology, Workload};
+use crate::traffic::{exp_interval, service_time, PoissonGen};
 use crate::packet::{Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
@@ -33,6 +33,10 @@ enum Ev {
     PoissonArrival { app: u32, source: u32 },
     /// The head of a host's RTT-variation delay line is due at its NIC.
     HostDelay(u32),
+    /// Search app: open the connections (first time) or send the next query.
+    SearchQuery(u32),
+    /// Search app: a server finished serving its current query.
+    SearchServed { app: u32, server: u32 },
     Sample,
     Stop,
 }
@@ -100,6 +104,7 @@ struct FlowRec {
 enum ConnApp {
     Bulk { flow: u32 },
     Incast { app: u32, slot: u32 },
+    Search { app: u32, server: u32 },
 }
 
 struct IncastApp {
@@ -126,6 +131,35 @@ struct IncastApp {
     stats_at_round_start: Vec<TcpStats>,
 }
 
+/// Fan-out/fan-in search (see config::Search).
+struct SearchApp {
+    workload: u32,
+    client: u32,
+    servers: Vec<u32>,
+    conns: Vec<u32>,
+    query: u64,
+    response: u64,
+    service: ServiceTime,
+    rate: f64,
+    deadline: Option<Dur>,
+    stop: SimTime,
+    rng: Rng,
+    established: u32,
+    generating: bool,
+    /// Per query: send time, responses outstanding, responses in time, first flow id.
+    queries: Vec<(SimTime, u32, u32, u32)>,
+    open_queries: u32,
+    /// Per server: query bytes and complete queries received, queries
+    /// waiting (the front one is in service while busy), busy serving.
+    query_bytes: Vec<u64>,
+    received: Vec<u32>,
+    waiting: Vec<VecDeque<u32>>,
+    busy: Vec<bool>,
+    /// Per server: response bytes received by the client, responses complete.
+    response_bytes: Vec<u64>,
+    responses_done: Vec<u32>,
+}
+
 struct QueryRow {
     workload: u32,
     round: u32,
@@ -134,6 +168,8 @@ struct QueryRow {
     responders: u32,
     timeouts: u64,
     retransmits: u64,
+    /// Responses within the workload's deadline (-1: no deadline).
+    within_deadline: i64,
 }
 
 struct QueueSamples {
@@ -157,6 +193,7 @@ pub struct World<'a> {
     flows: Vec<FlowRec>,
     incast: Vec<IncastApp>,
     poisson: Vec<PoissonGen>,
+    search: Vec<SearchApp>,
     queries: Vec<QueryRow>,
     out: TcpOut,
     isn_rng: Rng,
@@ -216,6 +253,7 @@ impl<'a> World<'a> {
             flows: Vec::new(),
             incast: Vec::new(),
             poisson: Vec::new(),
+            search: Vec::new(),
             queries: Vec::new(),
             out: TcpOut { trace_enabled: s.output.tcp_trace, ..Default::default() },
             isn_rng: Rng::stream(s.run.seed, StreamId { kind: streams::TCP_ISN, index: 0 }),
@@ -266,6 +304,7 @@ impl<'a> World<'a> {
                     }
                 }
                 Workload::Poisson(p) => self.install_poisson(wi, p),
+                Workload::Search(p) => self.install_search(wi, p),
                 Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, think_time, start, connections_per_responder }) => {
                     let app = self.incast.len() as u32;
                     let k = *connections_per_responder as u64;
@@ -335,6 +374,190 @@ impl<'a> World<'a> {
             self.q.schedule(at, Ev::PoissonArrival { app, source });
         }
         self.poisson.push(g);
+    }
+
+    fn install_search(&mut self, workload: u32, p: &Search) {
+        let app = self.search.len() as u32;
+        let n = p.servers.0.len();
+        let rate = p.query_rate.unwrap_or_else(|| p.server_load.unwrap_or(0.0) / p.service_time.mean_seconds());
+        self.search.push(SearchApp {
+            workload,
+            client: p.client,
+            servers: p.servers.0.clone(),
+            conns: Vec::new(),
+            query: p.query_size.0,
+            response: p.response_size.0,
+            service: p.service_time.clone(),
+            rate,
+            deadline: p.deadline.map(|d| d.0),
+            stop: SimTime::ZERO + p.stop.or(self.scenario.run.duration).map(|d| d.0).unwrap_or(Dur::ZERO),
+            rng: Rng::stream(self.scenario.run.seed, StreamId { kind: streams::SEARCH, index: app as u64 }),
+            established: 0,
+            generating: true,
+            queries: Vec::new(),
+            open_queries: 0,
+            query_bytes: vec![0; n],
+            received: vec![0; n],
+            waiting: (0..n).map(|_| VecDeque::new()).collect(),
+            busy: vec![false; n],
+            response_bytes: vec![0; n],
+            responses_done: vec![0; n],
+        });
+        self.unfinished += 1;
+        self.q.schedule(SimTime::ZERO + p.start.0, Ev::SearchQuery(app));
+    }
+
+    /// Open the connections, or send a query to every server and schedule the next.
+    fn search_query(&mut self, now: SimTime, app: u32) {
+        let a = &mut self.search[app as usize];
+        if a.conns.is_empty() {
+            let (client, servers) = (a.client, a.servers.clone());
+            for (i, s) in servers.into_iter().enumerate() {
+                let conn = self.new_connection(client, s, ConnApp::Search { app, server: i as u32 });
+                self.search[app as usize].conns.push(conn);
+                self.out.clear();
+                self.eps[(conn * 2) as usize].open(now, &self.tcp, &mut self.out);
+                self.after_tcp(now, conn * 2);
+            }
+            return; // the first query goes out when every connection is up
+        }
+        if now >= a.stop {
+            a.generating = false;
+            if a.open_queries == 0 {
+                self.work_done();
+            }
+            return;
+        }
+        let q = a.queries.len() as u32;
+        let first_flow = self.flows.len() as u32;
+        a.queries.push((now, a.servers.len() as u32, 0, first_flow));
+        a.open_queries += 1;
+        let next = now + Dur((exp_interval(&mut a.rng, a.rate) * 1e12) as u64);
+        self.q.schedule(next, Ev::SearchQuery(app));
+        let (workload, client, query, response) = (a.workload, a.client, a.query, a.response);
+        let targets: Vec<(u32, u32)> = a.servers.iter().copied().zip(a.conns.iter().copied()).collect();
+        for (server, conn) in targets {
+            let sender_at_start = self.eps[(conn * 2 + 1) as usize].stats;
+            let receiver_at_start = self.eps[(conn * 2) as usize].stats;
+            self.flows.push(FlowRec {
+                workload,
+                kind: FlowKind::Response,
+                src: server,
+                dst: client,
+                size: Some(response),
+                start: now,
+                conn,
+                received: 0,
+                end: None,
+                round: q + 1,
+                sender_at_start,
+                receiver_at_start,
+                new_connection: false,
+            });
+            self.eps[(conn * 2) as usize].write(query, false);
+            self.out.clear();
+            self.after_tcp(now, conn * 2);
+        }
+    }
+
+    /// A server begins serving its next waiting query, if idle.
+    fn search_serve_next(&mut self, now: SimTime, app: u32, server: u32) {
+        let a = &mut self.search[app as usize];
+        let s = server as usize;
+        if a.busy[s] || a.waiting[s].is_empty() {
+            return;
+        }
+        a.busy[s] = true;
+        let t = service_time(&mut a.rng, &a.service);
+        self.q.schedule(now + t, Ev::SearchServed { app, server });
+    }
+
+    fn search_served(&mut self, now: SimTime, app: u32, server: u32) {
+        let a = &mut self.search[app as usize];
+        let s = server as usize;
+        a.waiting[s].pop_front();
+        a.busy[s] = false;
+        let (conn, response) = (a.conns[s], a.response);
+        self.eps[(conn * 2 + 1) as usize].write(response, false);
+        self.out.clear();
+        self.after_tcp(now, conn * 2 + 1);
+        self.search_serve_next(now, app, server);
+    }
+
+    fn search_react(&mut self, now: SimTime, app: u32, server: u32, side: u32, delivered: u64, established: bool) {
+        let s = server as usize;
+        if established && side == 0 {
+            let a = &mut self.search[app as usize];
+            a.established += 1;
+            if a.established == a.conns.len() as u32 {
+                self.q.schedule(now, Ev::SearchQuery(app));
+            }
+        }
+        if delivered > 0 && side == 1 {
+            // Server: every complete query joins its FIFO (queries arrive in order).
+            let a = &mut self.search[app as usize];
+            a.query_bytes[s] += delivered;
+            let complete = (a.query_bytes[s] / a.query) as u32;
+            for q in a.received[s]..complete {
+                a.waiting[s].push_back(q);
+            }
+            a.received[s] = complete;
+            self.search_serve_next(now, app, server);
+        }
+        if delivered > 0 && side == 0 {
+            // Client: each server's responses come back in query order.
+            self.search[app as usize].response_bytes[s] += delivered;
+            loop {
+                let a = &mut self.search[app as usize];
+                if a.response_bytes[s] < (a.responses_done[s] as u64 + 1) * a.response {
+                    break;
+                }
+                let q = a.responses_done[s] as usize;
+                a.responses_done[s] += 1;
+                let response = a.response;
+                let deadline = a.deadline;
+                let entry = &mut a.queries[q];
+                entry.1 -= 1;
+                if deadline.is_none_or(|d| now - entry.0 <= d) {
+                    entry.2 += 1;
+                }
+                let (first_flow, last) = (entry.3, entry.1 == 0);
+                let f = &mut self.flows[first_flow as usize + s];
+                f.received = response;
+                f.end = Some(now);
+                if last {
+                    self.finish_search_query(now, app, q);
+                }
+            }
+        }
+    }
+
+    fn finish_search_query(&mut self, now: SimTime, app: u32, q: usize) {
+        let a = &mut self.search[app as usize];
+        let (start, _, in_time, first_flow) = a.queries[q];
+        a.open_queries -= 1;
+        let (mut timeouts, mut retransmits) = (0, 0);
+        for s in 0..a.servers.len() {
+            let f = &self.flows[first_flow as usize + s];
+            let st = &self.eps[(f.conn * 2 + 1) as usize].stats;
+            timeouts += st.timeouts - f.sender_at_start.timeouts;
+            retransmits += st.retransmits - f.sender_at_start.retransmits;
+        }
+        let row = QueryRow {
+            workload: a.workload,
+            round: q as u32 + 1,
+            start,
+            end: now,
+            responders: a.servers.len() as u32,
+            timeouts,
+            retransmits,
+            within_deadline: if a.deadline.is_some() { in_time as i64 } else { -1 },
+        };
+        self.queries.push(row);
+        let a = &self.search[app as usize];
+        if !a.generating && a.open_queries == 0 {
+            self.work_done();
+        }
     }
 
     fn poisson_arrival(&mut self, now: SimTime, app: u32, source: u32) {
@@ -492,6 +715,8 @@ impl<'a> World<'a> {
             Ev::FlowStart(f) => self.start_flow(now, f),
             Ev::IncastNext(app) => self.incast_next(now, app),
             Ev::PoissonArrival { app, source } => self.poisson_arrival(now, app, source),
+            Ev::SearchQuery(app) => self.search_query(now, app),
+            Ev::SearchServed { app, server } => self.search_served(now, app, server),
             Ev::HostDelay(line) => {
                 let l = &mut self.delay_lines[line as usize];
                 let (_, id) = l.pop_front().expect("delay line empty");
@@ -677,6 +902,7 @@ impl<'a> World<'a> {
                     }
                 }
             }
+            ConnApp::Search { app, server } => self.search_react(now, app, server, side, delivered, established),
             ConnApp::Incast { app, slot } => {
                 let a = &mut self.incast[app as usize];
                 let s = slot as usize;
@@ -779,6 +1005,7 @@ impl<'a> World<'a> {
             responders: a.conns.len() as u32,
             timeouts,
             retransmits,
+            within_deadline: -1,
         });
         if a.round < a.rounds {
             let at = now + a.think;
@@ -843,14 +1070,7 @@ impl<'a> World<'a> {
                 };
                 (self.eps[sender as usize].stats, self.eps[receiver as usize].stats)
             };
-            let got = if f.kind == FlowKind::Response && f.end.is_none() && f.conn != u32::MAX {
-                // Bytes of this round's response received so far.
-                let ConnApp::Incast { app, slot } = self.conn_app[f.conn as usize] else { unreachable!() };
-                let a = &self.incast[app as usize];
-                a.got[slot as usize] - a.response[slot as usize] * (f.round as u64 - 1)
-            } else {
-                f.received
-            };
+            let got = if f.end.is_some() { f.received } else { self.partial_response(f) };
             delivered.push(got);
             retx.push(s_now.retransmits - f.sender_at_start.retransmits);
             fast.push(s_now.fast_retransmits - f.sender_at_start.fast_retransmits);
@@ -858,11 +1078,9 @@ impl<'a> World<'a> {
             ecnr.push(s_now.ecn_reductions - f.sender_at_start.ecn_reductions);
             spur.push(r_now.duplicate_segments_received - f.receiver_at_start.duplicate_segments_received);
             let ideal_t = f.size.map(|b| {
-                let query = match (f.kind, f.conn) {
-                    (FlowKind::Response, c) if c != u32::MAX => {
-                        let ConnApp::Incast { app, .. } = self.conn_app[c as usize] else { unreachable!() };
-                        Some(self.incast[app as usize].query)
-                    }
+                let query = match self.conn_app.get(f.conn as usize) {
+                    Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
+                    Some(ConnApp::Search { app, .. }) => Some(self.search[*app as usize].query),
                     _ => None,
                 };
                 let hash = if f.conn == u32::MAX { 0 } else { self.eps[(f.conn * 2) as usize].flow_hash };
@@ -912,6 +1130,27 @@ impl<'a> World<'a> {
             .col("ecn_reductions", Col::U64(ecnr))
     }
 
+    /// Bytes of an unfinished response received so far (responses on one
+    /// connection arrive in order, so only the oldest open one has any).
+    fn partial_response(&self, f: &FlowRec) -> u64 {
+        match self.conn_app.get(f.conn as usize) {
+            Some(&ConnApp::Incast { app, slot }) => {
+                let a = &self.incast[app as usize];
+                a.got[slot as usize] - a.response[slot as usize] * (f.round as u64 - 1)
+            }
+            Some(&ConnApp::Search { app, server }) => {
+                let a = &self.search[app as usize];
+                let s = server as usize;
+                if a.responses_done[s] + 1 == f.round {
+                    a.response_bytes[s] - a.responses_done[s] as u64 * a.response
+                } else {
+                    0
+                }
+            }
+            _ => f.received,
+        }
+    }
+
     fn queries_table(&self) -> Table {
         let q = &self.queries;
         Table::new("queries")
@@ -923,6 +1162,7 @@ impl<'a> World<'a> {
             .col("responders", Col::U32(q.iter().map(|r| r.responders).collect()))
             .col("timeouts", Col::U64(q.iter().map(|r| r.timeouts).collect()))
             .col("retransmits", Col::U64(q.iter().map(|r| r.retransmits).collect()))
+            .col("within_deadline", Col::I64(q.iter().map(|r| r.within_deadline).collect()))
     }
 
     fn ports_table(&self) -> Table {
