@@ -112,3 +112,43 @@ def test_search_gamma_service_and_server_load():
     # The slowest of 10 servers: the mean completion exceeds the mean service time.
     assert sum(ct) / len(ct) > 2.53e-3
     assert r.queries["within_deadline"].to_pylist() == [None] * len(q)
+
+
+REQ_BASE = {
+    "topology": {"type": "star", "hosts": 10, "link_rate": "1Gbps", "link_delay": "5us"},
+    "switch": {"buffer": "500pkt"},
+    "tcp": {"min_rto": "10ms", "rtt_granularity": "1us"},
+}
+
+
+def test_closed_loop_requests_keep_the_client_link_busy():
+    # Seed 000's static flows: the client fetches the same file from 4 servers
+    # over and over; the client's link carries ~line rate of payload.
+    s = REQ_BASE | {"run": {"duration": "100ms"},
+                    "workload": [{"type": "requests", "client": 0, "servers": "1..5", "response": "1MB", "arrival": "closed_loop"}]}
+    r = dcsim.run(s)
+    flows = r.flows.to_pylist()
+    goodput = sum(f["delivered"] for f in flows) * 8 / 0.1
+    assert goodput > 0.9e9 * 1448 / 1518, goodput
+    assert {f["src"] for f in flows} == {1, 2, 3, 4}
+    done = [f for f in flows if f["fct"] is not None]
+    assert len(done) >= 8 and all(f["bytes"] == 1_000_000 for f in flows)
+
+
+def test_poisson_requests_rate_mix_and_connection_pool():
+    # 900 B and 100 KB responses 4:1 at 30% of the 1 Gb/s client link:
+    # rate = 0.3e9 / (8 * (0.8 * 900 + 0.2 * 1e5)) = 1810 requests/s.
+    s = REQ_BASE | {"run": {"duration": "1s"},
+                    "workload": [{"type": "requests", "client": 0, "servers": "1..10", "response": {"mix": [["900B", 4], ["100KB", 1]]},
+                                  "arrival": "poisson", "load": 0.3, "stop": "1s"}]}
+    r = dcsim.run(s)
+    flows = r.flows.to_pylist()
+    rate = 0.3e9 / (8 * (0.8 * 900 + 0.2 * 1e5))
+    assert abs(len(flows) - rate) < 4 * rate**0.5, len(flows)
+    small = sum(1 for f in flows if f["bytes"] == 900)
+    assert abs(small / len(flows) - 0.8) < 0.05
+    # Servers in round robin.
+    counts = [sum(1 for f in flows if f["src"] == h) for h in range(1, 10)]
+    assert max(counts) - min(counts) <= 1
+    # All but the last few (still in flight at the end) complete.
+    assert r.summary["flows_completed"] >= len(flows) - 20

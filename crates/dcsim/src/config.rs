@@ -638,8 +638,42 @@ pub enum Workload {
     Incast(Incast),
     Poisson(Poisson),
     Search(Search),
+    Requests(Requests),
 }
-tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast, "poisson" => Poisson, "search" => Search });
+tagged_deserialize!(Workload, "workload", { "bulk" => Bulk, "flows" => Flows, "incast" => Incast, "poisson" => Poisson, "search" => Search, "requests" => Requests });
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestArrival {
+    /// Each server is asked again as soon as its response is complete
+    /// (seed 000's static-flow experiment).
+    ClosedLoop,
+    /// Requests at Poisson times at `load` of the client's link, to the
+    /// servers in round robin (seed 000's dynamic-flow experiment).
+    Poisson,
+}
+
+/// A client fetches responses from servers over persistent connections.
+/// Poisson requests use a pool per server: an idle connection if there is
+/// one, else a new connection (whose handshake counts in that response's FCT).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requests {
+    pub client: u32,
+    pub servers: HostSet,
+    #[serde(default = "default_query_size")]
+    pub request_size: Bytes,
+    pub response: SizeSpec,
+    pub arrival: RequestArrival,
+    /// Poisson: the responses' load on the client's link.
+    #[serde(default)]
+    pub load: Option<f64>,
+    #[serde(default)]
+    pub start: DurV,
+    /// Poisson: no new requests after this time (default: run.duration).
+    #[serde(default)]
+    pub stop: Option<DurV>,
+}
 
 /// Fan-out/fan-in search (seed 000 §III-B, after OLDISim): the client sends a
 /// query to every server at Poisson times; each server serves its queries
@@ -718,7 +752,15 @@ impl ServiceTime {
 #[serde(untagged)]
 pub enum SizeSpec {
     Fixed(Bytes),
+    Mix(MixSpec),
     Cdf(CdfSpec),
+}
+
+/// A discrete mix of sizes with weights: `{ mix = [["900B", 4], ["10MB", 1]] }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    pub mix: Vec<(Bytes, f64)>,
 }
 
 /// An empirical CDF: points [bytes, P(size <= bytes)], increasing, ending at
@@ -742,6 +784,7 @@ impl SizeSpec {
     pub fn dist(&self) -> crate::traffic::SizeDist {
         match self {
             SizeSpec::Fixed(b) => crate::traffic::SizeDist::fixed(b.0),
+            SizeSpec::Mix(m) => crate::traffic::SizeDist::discrete(&m.mix.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>()),
             SizeSpec::Cdf(c) => crate::traffic::SizeDist::new(&c.points),
         }
     }
@@ -1254,6 +1297,9 @@ impl Scenario {
                     match &w.size {
                         SizeSpec::Fixed(b) if b.0 == 0 => return Err(err(format!("{p}.size"), "a flow must carry at least 1B")),
                         SizeSpec::Cdf(c) => check_cdf(&format!("{p}.size"), c)?,
+                        SizeSpec::Mix(m) if m.mix.is_empty() || m.mix.iter().any(|(b, wt)| b.0 == 0 || !(*wt > 0.0 && wt.is_finite())) => {
+                            return Err(err(format!("{p}.size.mix"), "give [size, weight] pairs with sizes of at least 1B and positive weights"))
+                        }
                         _ => {}
                     }
                     let members = w.hosts.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| (0..hosts).collect());
@@ -1290,6 +1336,46 @@ impl Scenario {
                     }
                     if w.stop.is_none() && self.run.duration.is_none() {
                         return Err(err(format!("{p}.stop"), "a Poisson workload needs `stop` (when arrivals end) or a run.duration"));
+                    }
+                    has_any = true;
+                }
+                Workload::Requests(w) => {
+                    host_ok(format!("{p}.client"), w.client)?;
+                    if w.servers.0.is_empty() {
+                        return Err(err(format!("{p}.servers"), "at least one server is needed"));
+                    }
+                    for &h in &w.servers.0 {
+                        host_ok(format!("{p}.servers"), h)?;
+                        if h == w.client {
+                            return Err(err(format!("{p}.servers"), format!("host {h} is the client; it cannot also serve")));
+                        }
+                    }
+                    if w.request_size.0 == 0 {
+                        return Err(err(format!("{p}.request_size"), "a request must carry at least 1B"));
+                    }
+                    match &w.response {
+                        SizeSpec::Fixed(b) if b.0 == 0 => return Err(err(format!("{p}.response"), "a response must carry at least 1B")),
+                        SizeSpec::Mix(m) => {
+                            if m.mix.is_empty() || m.mix.iter().any(|(b, wt)| b.0 == 0 || !(*wt > 0.0 && wt.is_finite())) {
+                                return Err(err(format!("{p}.response.mix"), "give [size, weight] pairs with sizes of at least 1B and positive weights"));
+                            }
+                        }
+                        SizeSpec::Cdf(c) => check_cdf(&format!("{p}.response"), c)?,
+                        _ => {}
+                    }
+                    match (w.arrival, w.load) {
+                        (RequestArrival::Poisson, Some(l)) if l > 0.0 && l <= 10.0 => {
+                            if w.stop.is_none() && self.run.duration.is_none() {
+                                return Err(err(format!("{p}.stop"), "Poisson requests need `stop` or a run.duration"));
+                            }
+                        }
+                        (RequestArrival::Poisson, l) => {
+                            return Err(err(format!("{p}.load"), format!("{l:?}: Poisson requests need a load in (0, 10] (a fraction of the client's link)")))
+                        }
+                        (RequestArrival::ClosedLoop, Some(_)) => return Err(err(format!("{p}.load"), "closed-loop requests have no load")),
+                        (RequestArrival::ClosedLoop, None) => {
+                            has_infinite = true;
+                        }
                     }
                     has_any = true;
                 }
@@ -1366,7 +1452,7 @@ impl Scenario {
             .map(|w| match w {
                 Workload::Bulk(b) => bulk_pairs(&b.src, &b.dst, b.pairing).len(),
                 Workload::Flows(f) => f.flows.len(),
-                Workload::Incast(_) | Workload::Poisson(_) | Workload::Search(_) => 0,
+                Workload::Incast(_) | Workload::Poisson(_) | Workload::Search(_) | Workload::Requests(_) => 0,
             })
             .sum();
         let mut names = std::collections::BTreeSet::new();
@@ -1401,7 +1487,7 @@ impl Scenario {
             return Err(err("workload", "the scenario has no workload and no run.duration: nothing would happen"));
         }
         if has_infinite && self.run.duration.is_none() {
-            return Err(err("run.duration", "long-lived flows (size = \"inf\") need a run.duration such as \"100ms\""));
+            return Err(err("run.duration", "long-lived flows (size = \"inf\") and closed-loop requests need a run.duration such as \"100ms\""));
         }
         if let Some(d) = self.run.duration {
             if d.0 == Dur::ZERO {

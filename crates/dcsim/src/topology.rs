@@ -21,6 +21,7 @@ pub mod streams {
     pub const POISSON: u32 = 5;
     pub const RTT_VARIATION: u32 = 6;
     pub const SEARCH: u32 = 7;
+    pub const REQUESTS: u32 = 8;
 }
 
 pub struct Network {

@@ -29,6 +29,22 @@ impl SizeDist {
         SizeDist { xs, ps }
     }
 
+    /// Atoms `(bytes, weight)`: each size with probability weight / total.
+    pub fn discrete(atoms: &[(u64, f64)]) -> SizeDist {
+        let total: f64 = atoms.iter().map(|a| a.1).sum();
+        let (mut xs, mut ps, mut acc) = (Vec::new(), Vec::new(), 0.0);
+        for &(b, w) in atoms {
+            // A zero-width segment jumps to the atom, which then takes its mass.
+            xs.push(b as f64);
+            ps.push(acc);
+            acc += w / total;
+            xs.push(b as f64);
+            ps.push(acc);
+        }
+        *ps.last_mut().unwrap() = 1.0;
+        SizeDist { xs, ps }
+    }
+
     pub fn fixed(bytes: u64) -> SizeDist {
         SizeDist { xs: vec![bytes as f64, bytes as f64], ps: vec![0.0, 1.0] }
     }
@@ -306,6 +322,13 @@ mod tests {
         let mean = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
         assert!((mean - 125.5).abs() < 1.0, "{mean}"); // +0.5 from rounding up
         assert_eq!(SizeDist::fixed(1500).sample(&mut rng), 1500);
+        // Seed 000's dynamic mix: 900 B and 10 MB, 4 to 1 by count.
+        let mix = SizeDist::discrete(&[(900, 4.0), (10_000_000, 1.0)]);
+        assert!((mix.mean() - (0.8 * 900.0 + 0.2 * 1e7)).abs() < 1e-6);
+        let draws: Vec<u64> = (0..10_000).map(|_| mix.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|&b| b == 900 || b == 10_000_000));
+        let small = draws.iter().filter(|&&b| b == 900).count();
+        assert!((7800..=8200).contains(&small), "{small}");
         assert_eq!(SizeDist::fixed(1500).mean(), 1500.0);
     }
 }

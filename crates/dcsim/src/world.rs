@@ -1,8 +1,11 @@
 //! The world: every component, the event queue, and the one `dispatch` that
 //! moves packets between them.
 
-use crate::config::{bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, SamplePorts, Scenario, Search, ServiceTime, Topology, Workload};
-use crate::traffic::{exp_interval, service_time, PoissonGen};
+use crate::config::{
+    bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, RequestArrival, Requests, SamplePorts, Scenario, Search, ServiceTime, Topology,
+    Workload,
+};
+use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
 use crate::packet::{Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
@@ -37,6 +40,8 @@ enum Ev {
     SearchQuery(u32),
     /// Search app: a server finished serving its current query.
     SearchServed { app: u32, server: u32 },
+    /// Requests app: open the closed-loop connections, or the next Poisson request.
+    Request(u32),
     Sample,
     Stop,
 }
@@ -105,6 +110,7 @@ enum ConnApp {
     Bulk { flow: u32 },
     Incast { app: u32, slot: u32 },
     Search { app: u32, server: u32 },
+    Requests { app: u32, slot: u32 },
 }
 
 struct IncastApp {
@@ -160,6 +166,42 @@ struct SearchApp {
     responses_done: Vec<u32>,
 }
 
+/// Request/response over pooled persistent connections (see config::Requests).
+struct RequestsApp {
+    workload: u32,
+    client: u32,
+    servers: Vec<u32>,
+    request: u64,
+    dist: SizeDist,
+    arrival: RequestArrival,
+    rate: f64,
+    stop: SimTime,
+    rng: Rng,
+    next_server: usize,
+    slots: Vec<RequestSlot>,
+    /// Per server: its connection slots.
+    pool: Vec<Vec<u32>>,
+    generating: bool,
+    open: u32,
+}
+
+/// One connection of a requests app and the request it carries.
+struct RequestSlot {
+    conn: u32,
+    server: u32,
+    busy: bool,
+    /// The response size and flow of the current request.
+    size: u64,
+    flow: u32,
+    /// Server side: request bytes received and requests answered; client
+    /// side: response bytes received in all.
+    request_bytes: u64,
+    answered: u64,
+    response_bytes: u64,
+    /// Response bytes of the requests before the current one.
+    response_base: u64,
+}
+
 struct QueryRow {
     workload: u32,
     round: u32,
@@ -194,6 +236,7 @@ pub struct World<'a> {
     incast: Vec<IncastApp>,
     poisson: Vec<PoissonGen>,
     search: Vec<SearchApp>,
+    requests: Vec<RequestsApp>,
     queries: Vec<QueryRow>,
     out: TcpOut,
     isn_rng: Rng,
@@ -254,6 +297,7 @@ impl<'a> World<'a> {
             incast: Vec::new(),
             poisson: Vec::new(),
             search: Vec::new(),
+            requests: Vec::new(),
             queries: Vec::new(),
             out: TcpOut { trace_enabled: s.output.tcp_trace, ..Default::default() },
             isn_rng: Rng::stream(s.run.seed, StreamId { kind: streams::TCP_ISN, index: 0 }),
@@ -305,6 +349,7 @@ impl<'a> World<'a> {
                 }
                 Workload::Poisson(p) => self.install_poisson(wi, p),
                 Workload::Search(p) => self.install_search(wi, p),
+                Workload::Requests(p) => self.install_requests(wi, p),
                 Workload::Incast(Incast { querier, responders, query_size, response_size, rounds, think_time, start, connections_per_responder }) => {
                     let app = self.incast.len() as u32;
                     let k = *connections_per_responder as u64;
@@ -374,6 +419,146 @@ impl<'a> World<'a> {
             self.q.schedule(at, Ev::PoissonArrival { app, source });
         }
         self.poisson.push(g);
+    }
+
+    fn install_requests(&mut self, workload: u32, p: &Requests) {
+        let app = self.requests.len() as u32;
+        let dist = p.response.dist();
+        let rate = match p.arrival {
+            RequestArrival::Poisson => {
+                p.load.unwrap_or(0.0) * self.reference_rate(p.client, LoadReference::Host) / (8.0 * dist.mean())
+            }
+            RequestArrival::ClosedLoop => 0.0,
+        };
+        self.requests.push(RequestsApp {
+            workload,
+            client: p.client,
+            servers: p.servers.0.clone(),
+            request: p.request_size.0,
+            dist,
+            arrival: p.arrival,
+            rate,
+            stop: SimTime::ZERO + p.stop.or(self.scenario.run.duration).map(|d| d.0).unwrap_or(Dur::ZERO),
+            rng: Rng::stream(self.scenario.run.seed, StreamId { kind: streams::REQUESTS, index: app as u64 }),
+            next_server: 0,
+            slots: Vec::new(),
+            pool: vec![Vec::new(); p.servers.0.len()],
+            generating: true,
+            open: 0,
+        });
+        if p.arrival == RequestArrival::Poisson {
+            self.unfinished += 1;
+        }
+        self.q.schedule(SimTime::ZERO + p.start.0, Ev::Request(app));
+    }
+
+    /// Closed loop: ask every server at once (first call). Poisson: one
+    /// request to the next server in round robin, and schedule the next.
+    fn request_event(&mut self, now: SimTime, app: u32) {
+        let a = &mut self.requests[app as usize];
+        match a.arrival {
+            RequestArrival::ClosedLoop => {
+                for server in 0..a.servers.len() as u32 {
+                    self.send_request(now, app, server);
+                }
+            }
+            RequestArrival::Poisson => {
+                if now >= a.stop {
+                    a.generating = false;
+                    if a.open == 0 {
+                        self.work_done();
+                    }
+                    return;
+                }
+                let server = a.next_server as u32;
+                a.next_server = (a.next_server + 1) % a.servers.len();
+                let next = now + Dur((exp_interval(&mut a.rng, a.rate) * 1e12) as u64);
+                self.q.schedule(next, Ev::Request(app));
+                self.send_request(now, app, server);
+            }
+        }
+    }
+
+    /// Send a request to `server` on an idle pooled connection, or a new one.
+    fn send_request(&mut self, now: SimTime, app: u32, server: u32) {
+        let a = &mut self.requests[app as usize];
+        let size = a.dist.sample(&mut a.rng);
+        a.open += 1;
+        let idle = a.pool[server as usize].iter().copied().find(|&s| !a.slots[s as usize].busy);
+        let (slot, new_conn) = match idle {
+            Some(s) => (s, false),
+            None => {
+                let slot = a.slots.len() as u32;
+                let (client, host) = (a.client, a.servers[server as usize]);
+                let conn = self.new_connection(client, host, ConnApp::Requests { app, slot });
+                let a = &mut self.requests[app as usize];
+                a.slots.push(RequestSlot { conn, server, busy: false, size: 0, flow: 0, request_bytes: 0, answered: 0, response_bytes: 0, response_base: 0 });
+                a.pool[server as usize].push(slot);
+                (slot, true)
+            }
+        };
+        let a = &mut self.requests[app as usize];
+        let (workload, client, host, request) = (a.workload, a.client, a.servers[server as usize], a.request);
+        let conn = a.slots[slot as usize].conn;
+        let flow = self.flows.len() as u32;
+        self.flows.push(FlowRec {
+            workload,
+            kind: FlowKind::Response,
+            src: host,
+            dst: client,
+            size: Some(size),
+            start: now,
+            conn,
+            received: 0,
+            end: None,
+            round: 0,
+            sender_at_start: self.eps[(conn * 2 + 1) as usize].stats,
+            receiver_at_start: self.eps[(conn * 2) as usize].stats,
+            new_connection: new_conn,
+        });
+        let a = &mut self.requests[app as usize];
+        let st = &mut a.slots[slot as usize];
+        st.busy = true;
+        st.size = size;
+        st.flow = flow;
+        let ep = (conn * 2) as usize;
+        self.eps[ep].write(request, false);
+        self.out.clear();
+        if new_conn {
+            self.eps[ep].open(now, &self.tcp, &mut self.out);
+        }
+        self.after_tcp(now, conn * 2);
+    }
+
+    fn requests_react(&mut self, now: SimTime, app: u32, slot: u32, side: u32, delivered: u64) {
+        let a = &mut self.requests[app as usize];
+        let request = a.request;
+        let st = &mut a.slots[slot as usize];
+        if side == 1 && delivered > 0 {
+            // Server: answer each complete request with its response.
+            st.request_bytes += delivered;
+            while st.request_bytes >= (st.answered + 1) * request {
+                st.answered += 1;
+                let (conn, size) = (st.conn, st.size);
+                self.eps[(conn * 2 + 1) as usize].write(size, false);
+            }
+        } else if side == 0 && delivered > 0 {
+            st.response_bytes += delivered;
+            if st.busy && st.response_bytes >= st.response_base + st.size {
+                st.response_base += st.size;
+                st.busy = false;
+                let (flow, size, server) = (st.flow, st.size, st.server);
+                let f = &mut self.flows[flow as usize];
+                f.received = size;
+                f.end = Some(now);
+                a.open -= 1;
+                match a.arrival {
+                    RequestArrival::ClosedLoop => self.send_request(now, app, server),
+                    RequestArrival::Poisson if !a.generating && a.open == 0 => self.work_done(),
+                    RequestArrival::Poisson => {}
+                }
+            }
+        }
     }
 
     fn install_search(&mut self, workload: u32, p: &Search) {
@@ -717,6 +902,7 @@ impl<'a> World<'a> {
             Ev::PoissonArrival { app, source } => self.poisson_arrival(now, app, source),
             Ev::SearchQuery(app) => self.search_query(now, app),
             Ev::SearchServed { app, server } => self.search_served(now, app, server),
+            Ev::Request(app) => self.request_event(now, app),
             Ev::HostDelay(line) => {
                 let l = &mut self.delay_lines[line as usize];
                 let (_, id) = l.pop_front().expect("delay line empty");
@@ -903,6 +1089,7 @@ impl<'a> World<'a> {
                 }
             }
             ConnApp::Search { app, server } => self.search_react(now, app, server, side, delivered, established),
+            ConnApp::Requests { app, slot } => self.requests_react(now, app, slot, side, delivered),
             ConnApp::Incast { app, slot } => {
                 let a = &mut self.incast[app as usize];
                 let s = slot as usize;
@@ -1070,7 +1257,7 @@ impl<'a> World<'a> {
                 };
                 (self.eps[sender as usize].stats, self.eps[receiver as usize].stats)
             };
-            let got = if f.end.is_some() { f.received } else { self.partial_response(f) };
+            let got = if f.end.is_some() { f.received } else { self.partial_response(i, f) };
             delivered.push(got);
             retx.push(s_now.retransmits - f.sender_at_start.retransmits);
             fast.push(s_now.fast_retransmits - f.sender_at_start.fast_retransmits);
@@ -1081,6 +1268,7 @@ impl<'a> World<'a> {
                 let query = match self.conn_app.get(f.conn as usize) {
                     Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
                     Some(ConnApp::Search { app, .. }) => Some(self.search[*app as usize].query),
+                    Some(ConnApp::Requests { app, .. }) => Some(self.requests[*app as usize].request),
                     _ => None,
                 };
                 let hash = if f.conn == u32::MAX { 0 } else { self.eps[(f.conn * 2) as usize].flow_hash };
@@ -1132,7 +1320,7 @@ impl<'a> World<'a> {
 
     /// Bytes of an unfinished response received so far (responses on one
     /// connection arrive in order, so only the oldest open one has any).
-    fn partial_response(&self, f: &FlowRec) -> u64 {
+    fn partial_response(&self, id: usize, f: &FlowRec) -> u64 {
         match self.conn_app.get(f.conn as usize) {
             Some(&ConnApp::Incast { app, slot }) => {
                 let a = &self.incast[app as usize];
@@ -1143,6 +1331,14 @@ impl<'a> World<'a> {
                 let s = server as usize;
                 if a.responses_done[s] + 1 == f.round {
                     a.response_bytes[s] - a.responses_done[s] as u64 * a.response
+                } else {
+                    0
+                }
+            }
+            Some(&ConnApp::Requests { app, slot }) => {
+                let st = &self.requests[app as usize].slots[slot as usize];
+                if st.busy && st.flow as usize == id {
+                    st.response_bytes - st.response_base
                 } else {
                     0
                 }
