@@ -127,8 +127,22 @@ pub struct Scenario {
     pub tcp: TcpCfg,
     #[serde(default)]
     pub workload: Vec<Workload>,
+    /// Link failures (and recoveries) at given times.
+    #[serde(default)]
+    pub failure: Vec<Failure>,
     #[serde(default)]
     pub output: OutputCfg,
+}
+
+/// The link of `port` (both directions; ids in the ports table) fails at
+/// `at` and, with `until`, recovers then. Routes are recomputed each time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    pub port: u32,
+    pub at: DurV,
+    #[serde(default)]
+    pub until: Option<DurV>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1455,6 +1469,14 @@ impl Scenario {
                 Workload::Incast(_) | Workload::Poisson(_) | Workload::Search(_) | Workload::Requests(_) => 0,
             })
             .sum();
+        for (i, f) in self.failure.iter().enumerate() {
+            if f.port as u64 >= self.topology.num_ports() {
+                return Err(err(format!("failure[{i}].port"), format!("port {} is out of range: this topology has ports 0..{}", f.port, self.topology.num_ports())));
+            }
+            if f.until.is_some_and(|u| u.0 <= f.at.0) {
+                return Err(err(format!("failure[{i}].until"), "the link must recover after it fails (until > at)"));
+            }
+        }
         let mut names = std::collections::BTreeSet::new();
         for (i, c) in self.output.pcap.iter().enumerate() {
             let p = format!("output.pcap[{i}]");

@@ -38,10 +38,10 @@ impl<'a> IdealModel<'a> {
     }
 
     /// Hops from src to dst; `extra` delays the frames before the first hop.
-    fn hops(&self, src: u32, dst: u32, hash: u32, extra: Dur) -> Vec<(Rate, Dur)> {
+    fn hops(&self, src: u32, dst: u32, hash: u32, extra: Dur) -> Option<Vec<(Rate, Dur)>> {
         let mut hops: Vec<(Rate, Dur)> = self
             .net
-            .path(src, dst, hash)
+            .path(src, dst, hash)?
             .into_iter()
             .map(|p| {
                 let port = &self.net.ports[p as usize];
@@ -58,7 +58,7 @@ impl<'a> IdealModel<'a> {
         if let Some(last) = hops.last_mut() {
             last.1 += extra;
         }
-        hops
+        Some(hops)
     }
 
     fn frame(&self, mut p: Packet) -> u64 {
@@ -130,9 +130,10 @@ impl<'a> IdealModel<'a> {
 
     /// Ideal completion time of a flow of `bytes` from src to dst; `extra` is
     /// the RTT-variation delay of the frames src and dst send.
-    pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>, extra: (Dur, Dur)) -> Dur {
-        let fwd = self.hops(src, dst, hash, extra.0);
-        let rev = self.hops(dst, src, hash, extra.1);
+    /// None when there is no route (failed links at the end of the run).
+    pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>, extra: (Dur, Dur)) -> Option<Dur> {
+        let fwd = self.hops(src, dst, hash, extra.0)?;
+        let rev = self.hops(dst, src, hash, extra.1)?;
         let mut total = Dur::ZERO;
         let mut batches = Vec::new();
         if new_connection {
@@ -145,7 +146,7 @@ impl<'a> IdealModel<'a> {
             total += Self::pipeline(&rev, &self.data_frames(q));
         }
         batches.extend(self.data_frames(bytes));
-        total + Self::pipeline(&fwd, &batches)
+        Some(total + Self::pipeline(&fwd, &batches))
     }
 }
 

@@ -68,6 +68,8 @@ pub struct Port {
     pub loss: Option<(f64, Rng)>,
     /// Index of the switch's shared buffer, if it has one.
     pub shared: Option<u32>,
+    /// The link is up (a failed link drops everything offered to it).
+    pub up: bool,
     /// Bytes held by this port (waiting or being serialised), for the shared buffer.
     held_bytes: u64,
     pub stats: PortStats,
@@ -100,6 +102,7 @@ impl Port {
             on_wire: VecDeque::new(),
             loss: None,
             shared: None,
+            up: true,
             held_bytes: 0,
             stats: PortStats::default(),
         }
@@ -118,6 +121,10 @@ impl Port {
     /// Admission: AQM verdict, then the capacity check (tail drop).
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> Offer {
+        if !self.up {
+            self.stats.drops += 1;
+            return Offer::Dropped;
+        }
         let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
@@ -165,6 +172,20 @@ impl Port {
         Offer::Queued
     }
 
+    /// Take every waiting frame (the link failed); the caller frees them.
+    /// The frame on the wire finishes and is then lost.
+    pub fn drain(&mut self, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> Vec<PktId> {
+        let frames: Vec<PktId> = self.queue.drain(..).collect();
+        let bytes: u64 = frames.iter().map(|&id| pool.get(id).wire_bytes as u64).sum();
+        self.queue_bytes = 0;
+        self.held_bytes -= bytes;
+        if let Some(b) = shared {
+            b.used -= bytes;
+        }
+        self.stats.drops += frames.len() as u64;
+        frames
+    }
+
     /// Serialisation time of the frame now being transmitted.
     #[inline]
     pub fn tx_duration(&self, pool: &PacketPool) -> Dur {
@@ -184,10 +205,11 @@ impl Port {
         }
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes;
-        let lost = match &mut self.loss {
-            Some((p, rng)) => rng.next_f64() < *p,
-            None => false,
-        };
+        let lost = !self.up
+            || match &mut self.loss {
+                Some((p, rng)) => rng.next_f64() < *p,
+                None => false,
+            };
         let mut first_on_wire = false;
         if lost {
             self.stats.link_losses += 1;

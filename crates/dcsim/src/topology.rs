@@ -225,7 +225,7 @@ impl Network {
                 }
                 for &p in &self.node_ports[u as usize] {
                     let v = self.ports[p as usize].peer;
-                    if dist[v as usize] == u32::MAX {
+                    if self.ports[p as usize].up && dist[v as usize] == u32::MAX {
                         dist[v as usize] = dist[u as usize] + 1;
                         frontier.push_back(v);
                     }
@@ -236,7 +236,7 @@ impl Network {
                 if dist[s] != u32::MAX {
                     for &p in &self.node_ports[s] {
                         let v = self.ports[p as usize].peer as usize;
-                        if dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                        if self.ports[p as usize].up && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
                             self.fib_ports.push(p);
                         }
                     }
@@ -252,27 +252,46 @@ impl Network {
     /// switches do not all make the same choice), the same for all packets
     /// of the flow.
     #[inline]
-    pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> u32 {
+    pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
         let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
-        debug_assert!(count > 0, "no route from switch {switch} to host {dst}");
-        let pick = if count == 1 { 0 } else { mix32(flow_hash ^ switch.wrapping_mul(0x9E37_79B9)) % count };
-        self.fib_ports[(start + pick) as usize]
+        let pick = match count {
+            0 => return None, // no route (failed links)
+            1 => 0,
+            _ => mix32(flow_hash ^ switch.wrapping_mul(0x9E37_79B9)) % count,
+        };
+        Some(self.fib_ports[(start + pick) as usize])
+    }
+
+    /// Take a link (both directions) down or up and recompute the routes.
+    /// Returns the frames that were waiting on it; the caller frees them.
+    pub fn set_link(&mut self, port: u32, up: bool, pool: &crate::packet::PacketPool) -> Vec<crate::packet::PktId> {
+        let mut dropped = Vec::new();
+        for p in [port, self.reverse[port as usize]] {
+            let port = &mut self.ports[p as usize];
+            port.up = up;
+            if !up {
+                let shared = port.shared.map(|i| &mut self.shared[i as usize]);
+                dropped.extend(port.drain(pool, shared));
+            }
+        }
+        self.compute_fib();
+        dropped
     }
 
     /// The egress port for one packet: `next_port` under ECMP, round robin
     /// over the equal-cost ports under per-packet spraying.
     #[inline]
-    pub fn route(&mut self, switch: u32, dst: u32, flow_hash: u32) -> u32 {
+    pub fn route(&mut self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
         match self.routing {
             Routing::Ecmp => self.next_port(switch, dst, flow_hash),
             Routing::Spray => {
                 let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
-                if count == 1 {
-                    return self.fib_ports[start as usize];
+                if count <= 1 {
+                    return (count == 1).then(|| self.fib_ports[start as usize]);
                 }
                 let next = &mut self.spray_next[(switch - self.num_hosts) as usize];
                 *next = next.wrapping_add(1);
-                self.fib_ports[(start + *next % count) as usize]
+                Some(self.fib_ports[(start + *next % count) as usize])
             }
         }
     }
@@ -283,17 +302,17 @@ impl Network {
         self.node_ports[host as usize][0]
     }
 
-    /// The ports a flow's packets traverse from `src` to `dst`.
-    pub fn path(&self, src: u32, dst: u32, flow_hash: u32) -> Vec<u32> {
+    /// The ports a flow's packets traverse from `src` to `dst` (None: no route).
+    pub fn path(&self, src: u32, dst: u32, flow_hash: u32) -> Option<Vec<u32>> {
         let mut path = vec![self.nic(src)];
         let mut node = self.ports[path[0] as usize].peer;
         while node != dst {
-            let p = self.next_port(node, dst, flow_hash);
+            let p = self.next_port(node, dst, flow_hash)?;
             path.push(p);
             node = self.ports[p as usize].peer;
             assert!(path.len() <= self.kinds.len(), "routing loop");
         }
-        path
+        Some(path)
     }
 }
 

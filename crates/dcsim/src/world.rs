@@ -42,6 +42,8 @@ enum Ev {
     SearchServed { app: u32, server: u32 },
     /// Requests app: open the closed-loop connections, or the next Poisson request.
     Request(u32),
+    /// A link (given by one of its ports) fails or recovers.
+    Link { port: u32, up: bool },
     Sample,
     Stop,
 }
@@ -325,6 +327,12 @@ impl<'a> World<'a> {
         w.install_workloads();
         if let Some(d) = s.run.duration {
             w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
+        }
+        for f in &s.failure {
+            w.q.schedule(SimTime::ZERO + f.at.0, Ev::Link { port: f.port, up: false });
+            if let Some(u) = f.until {
+                w.q.schedule(SimTime::ZERO + u.0, Ev::Link { port: f.port, up: true });
+            }
         }
         if w.sample_interval > Dur::ZERO && !w.sampled_ports.is_empty() {
             w.q.schedule(SimTime::ZERO, Ev::Sample);
@@ -867,6 +875,13 @@ impl<'a> World<'a> {
                 if let Some(&(next, _)) = p.on_wire.front() {
                     self.q.schedule(next, Ev::LinkArrive(port));
                 }
+                if !p.up {
+                    // The link failed while the frame was propagating.
+                    p.stats.link_losses += 1;
+                    self.pool.free(id);
+                    self.packets_dropped += 1;
+                    return;
+                }
                 if !self.captures.is_empty() {
                     self.capture(now, self.net.reverse[port as usize], id);
                 }
@@ -903,6 +918,12 @@ impl<'a> World<'a> {
             Ev::SearchQuery(app) => self.search_query(now, app),
             Ev::SearchServed { app, server } => self.search_served(now, app, server),
             Ev::Request(app) => self.request_event(now, app),
+            Ev::Link { port, up } => {
+                for id in self.net.set_link(port, up, &self.pool) {
+                    self.pool.free(id);
+                    self.packets_dropped += 1;
+                }
+            }
             Ev::HostDelay(line) => {
                 let l = &mut self.delay_lines[line as usize];
                 let (_, id) = l.pop_front().expect("delay line empty");
@@ -930,7 +951,12 @@ impl<'a> World<'a> {
 
     fn switch_receive(&mut self, now: SimTime, sw: u32, id: PktId) {
         let pkt = self.pool.get(id);
-        let port = self.net.route(sw, pkt.dst_host, pkt.flow_hash);
+        let Some(port) = self.net.route(sw, pkt.dst_host, pkt.flow_hash) else {
+            // No route (failed links): the switch drops the frame.
+            self.pool.free(id);
+            self.packets_dropped += 1;
+            return;
+        };
         let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
         if latency == Dur::ZERO {
             self.enqueue(now, port, id);
@@ -1279,7 +1305,7 @@ impl<'a> World<'a> {
                     FlowKind::Response => (side(1), side(0)),
                 };
                 ideal.flow(f.src, f.dst, hash, b, f.new_connection, query, extra)
-            });
+            }).flatten();
             match f.end {
                 Some(e) => {
                     let t = (e - f.start).as_secs_f64();
