@@ -39,6 +39,10 @@ def test_fct_buckets_and_loss_cycles(star):
     assert all(c["mean_cycle"] > 0 for c in cycles)
     gp = analysis.goodput(r)
     assert len(gp) == 5 and 0 < analysis.jain([g["goodput_bps"] for g in gp]) <= 1
+    # The same through methods on the result.
+    assert r.fct_by_size() == analysis.fct_by_size(r)
+    assert r.jain() == analysis.jain([g["goodput_bps"] for g in gp])
+    assert r.loss_cycles() == cycles
 
 
 def test_analyze_cli(tmp_path, star):

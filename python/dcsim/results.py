@@ -97,6 +97,33 @@ class Result:
             raise
         return out
 
+    # ---- analysis (see dcsim.analysis) -------------------------------------------------
+
+    def fct_by_size(self, buckets: Any = None, kind: str | None = None) -> list[dict[str, Any]]:
+        from . import analysis
+
+        return analysis.fct_by_size(self, buckets or analysis.DEFAULT_BUCKETS, kind)
+
+    def query_completion(self, deadline: float | None = None) -> dict[str, Any]:
+        from . import analysis
+
+        return analysis.query_completion(self, deadline)
+
+    def goodput(self, kind: str | None = "bulk") -> list[dict[str, Any]]:
+        from . import analysis
+
+        return analysis.goodput(self, kind)
+
+    def jain(self, kind: str | None = "bulk") -> float:
+        from . import analysis
+
+        return analysis.jain([g["goodput_bps"] for g in analysis.goodput(self, kind)])
+
+    def loss_cycles(self) -> list[dict[str, Any]]:
+        from . import analysis
+
+        return analysis.loss_cycles(self)
+
     # ---- a human summary -------------------------------------------------------------
 
     def summary_text(self) -> str:
