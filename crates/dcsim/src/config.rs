@@ -1311,9 +1311,7 @@ impl Scenario {
                     match &w.size {
                         SizeSpec::Fixed(b) if b.0 == 0 => return Err(err(format!("{p}.size"), "a flow must carry at least 1B")),
                         SizeSpec::Cdf(c) => check_cdf(&format!("{p}.size"), c)?,
-                        SizeSpec::Mix(m) if m.mix.is_empty() || m.mix.iter().any(|(b, wt)| b.0 == 0 || !(*wt > 0.0 && wt.is_finite())) => {
-                            return Err(err(format!("{p}.size.mix"), "give [size, weight] pairs with sizes of at least 1B and positive weights"))
-                        }
+                        SizeSpec::Mix(m) => check_mix(&format!("{p}.size"), m)?,
                         _ => {}
                     }
                     let members = w.hosts.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| (0..hosts).collect());
@@ -1354,26 +1352,13 @@ impl Scenario {
                     has_any = true;
                 }
                 Workload::Requests(w) => {
-                    host_ok(format!("{p}.client"), w.client)?;
-                    if w.servers.0.is_empty() {
-                        return Err(err(format!("{p}.servers"), "at least one server is needed"));
-                    }
-                    for &h in &w.servers.0 {
-                        host_ok(format!("{p}.servers"), h)?;
-                        if h == w.client {
-                            return Err(err(format!("{p}.servers"), format!("host {h} is the client; it cannot also serve")));
-                        }
-                    }
+                    client_and_servers(&p, w.client, &w.servers, &host_ok)?;
                     if w.request_size.0 == 0 {
                         return Err(err(format!("{p}.request_size"), "a request must carry at least 1B"));
                     }
                     match &w.response {
                         SizeSpec::Fixed(b) if b.0 == 0 => return Err(err(format!("{p}.response"), "a response must carry at least 1B")),
-                        SizeSpec::Mix(m) => {
-                            if m.mix.is_empty() || m.mix.iter().any(|(b, wt)| b.0 == 0 || !(*wt > 0.0 && wt.is_finite())) {
-                                return Err(err(format!("{p}.response.mix"), "give [size, weight] pairs with sizes of at least 1B and positive weights"));
-                            }
-                        }
+                        SizeSpec::Mix(m) => check_mix(&format!("{p}.response"), m)?,
                         SizeSpec::Cdf(c) => check_cdf(&format!("{p}.response"), c)?,
                         _ => {}
                     }
@@ -1394,16 +1379,7 @@ impl Scenario {
                     has_any = true;
                 }
                 Workload::Search(w) => {
-                    host_ok(format!("{p}.client"), w.client)?;
-                    if w.servers.0.is_empty() {
-                        return Err(err(format!("{p}.servers"), "at least one server is needed"));
-                    }
-                    for &h in &w.servers.0 {
-                        host_ok(format!("{p}.servers"), h)?;
-                        if h == w.client {
-                            return Err(err(format!("{p}.servers"), format!("host {h} is the client; it cannot also serve")));
-                        }
-                    }
+                    client_and_servers(&p, w.client, &w.servers, &host_ok)?;
                     if w.query_size.0 == 0 || w.response_size.0 == 0 {
                         return Err(err(format!("{p}.query_size"), "queries and responses must carry at least 1B"));
                     }
@@ -1518,6 +1494,28 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A client host and a non-empty set of other hosts as its servers.
+fn client_and_servers(p: &str, client: u32, servers: &HostSet, host_ok: &dyn Fn(String, u32) -> Result<(), ConfigError>) -> Result<(), ConfigError> {
+    host_ok(format!("{p}.client"), client)?;
+    if servers.0.is_empty() {
+        return Err(err(format!("{p}.servers"), "at least one server is needed"));
+    }
+    for &h in &servers.0 {
+        host_ok(format!("{p}.servers"), h)?;
+        if h == client {
+            return Err(err(format!("{p}.servers"), format!("host {h} is the client; it cannot also serve")));
+        }
+    }
+    Ok(())
+}
+
+fn check_mix(path: &str, m: &MixSpec) -> Result<(), ConfigError> {
+    if m.mix.is_empty() || m.mix.iter().any(|(b, w)| b.0 == 0 || !(*w > 0.0 && w.is_finite())) {
+        return Err(err(format!("{path}.mix"), "give [size, weight] pairs with sizes of at least 1B and positive weights"));
+    }
+    Ok(())
 }
 
 fn check_cdf(path: &str, c: &CdfSpec) -> Result<(), ConfigError> {

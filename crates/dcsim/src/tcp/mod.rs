@@ -1379,39 +1379,11 @@ mod tests {
         assert_eq!(pair.ep[0].cc.ssthresh, 4 * pair.ep[0].mss as u64); // FlightSize (8 segments after 2 were acked) / 2
     }
 
-    #[test]
-    fn a_lost_retransmission_is_sent_again_once_later_data_is_sacked() {
-        let mut pair = Pair::connected(params(""));
-        let segs = data(&mut pair, 10);
-        let mut acks = Vec::new();
-        for (i, s) in segs.iter().enumerate() {
-            if i != 2 {
-                acks.extend(pair.to(1, s)); // segment 3 is lost
-            }
-        }
-        // More data to send during recovery (rule 2 sends it as pipe allows).
-        pair.write(0, 10 * pair.ep[0].mss as u64);
-        let mut sent = Vec::new();
-        for a in &acks {
-            sent.extend(pair.to(0, a));
-        }
-        let first_retx: Vec<_> = sent.iter().filter(|p| p.is_retx).copied().collect();
-        assert_eq!(first_retx.len(), 1);
-        // The retransmission is lost too; the new data gets through and is SACKed.
-        let mut again = Vec::new();
-        let mut queue: std::collections::VecDeque<Packet> = sent.iter().filter(|p| !p.is_retx).copied().collect();
-        while let Some(seg) = queue.pop_front() {
-            for a in pair.to(1, &seg) {
-                for out in pair.to(0, &a) {
-                    if out.is_retx { again.push(out) } else { queue.push_back(out) }
-                }
-            }
-        }
-        assert_eq!(again.len(), 1, "sent again without waiting for the RTO");
-        assert_eq!(again[0].seq, segs[2].seq);
-        assert_eq!(pair.ep[0].stats.timeouts, 0);
-        // With the detection off, only the RTO would repair it.
-        let mut pair = Pair::connected(params("detect_lost_retransmits = false"));
+    /// Segment 3 of 10 is lost, then its fast retransmission too, while new
+    /// data keeps flowing and is SACKed. Returns the retransmissions sent
+    /// after that new data was acknowledged, and the timeouts.
+    fn lose_a_retransmission(config: &str) -> (Vec<Packet>, Vec<Packet>, u64) {
+        let mut pair = Pair::connected(params(config));
         let segs = data(&mut pair, 10);
         let mut acks = Vec::new();
         for (i, s) in segs.iter().enumerate() {
@@ -1419,21 +1391,38 @@ mod tests {
                 acks.extend(pair.to(1, s));
             }
         }
-        pair.write(0, 10 * pair.ep[0].mss as u64);
+        pair.write(0, 10 * pair.ep[0].mss as u64); // more data to send during recovery
         let mut sent = Vec::new();
         for a in &acks {
             sent.extend(pair.to(0, a));
         }
-        let mut again = 0;
+        assert_eq!(sent.iter().filter(|p| p.is_retx).count(), 1, "the fast retransmission");
+        // It is lost; every other segment is delivered, and so on until quiet.
+        let mut again = Vec::new();
         let mut queue: std::collections::VecDeque<Packet> = sent.iter().filter(|p| !p.is_retx).copied().collect();
         while let Some(seg) = queue.pop_front() {
             for a in pair.to(1, &seg) {
                 for out in pair.to(0, &a) {
-                    if out.is_retx { again += 1 } else { queue.push_back(out) }
+                    if out.is_retx {
+                        again.push(out)
+                    } else {
+                        queue.push_back(out)
+                    }
                 }
             }
         }
-        assert_eq!(again, 0);
+        (segs, again, pair.ep[0].stats.timeouts)
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_sent_again_once_later_data_is_sacked() {
+        let (segs, again, timeouts) = lose_a_retransmission("");
+        assert_eq!(again.len(), 1, "sent again without waiting for the RTO");
+        assert_eq!(again[0].seq, segs[2].seq);
+        assert_eq!(timeouts, 0);
+        // With the detection off, only the RTO would repair it.
+        let (_, again, _) = lose_a_retransmission("detect_lost_retransmits = false");
+        assert!(again.is_empty());
     }
 
     #[test]
