@@ -1524,7 +1524,7 @@ fn check_cdf(path: &str, c: &CdfSpec) -> Result<(), ConfigError> {
     }
     let mut prev = [0.0f64, 0.0f64];
     for (i, &[x, p]) in c.points.iter().enumerate() {
-        if !(x.is_finite() && x >= 0.0 && x <= 1e15) || !(0.0..=1.0).contains(&p) {
+        if !((0.0..=1e15).contains(&x) && (0.0..=1.0).contains(&p)) {
             return Err(err(format!("{path}.points[{i}]"), format!("[{x}, {p}]: sizes must be 0..=1e15 bytes and probabilities in [0, 1]")));
         }
         if x < prev[0] || p < prev[1] {

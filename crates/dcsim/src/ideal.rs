@@ -131,6 +131,7 @@ impl<'a> IdealModel<'a> {
     /// Ideal completion time of a flow of `bytes` from src to dst; `extra` is
     /// the RTT-variation delay of the frames src and dst send.
     /// None when there is no route (failed links at the end of the run).
+    #[allow(clippy::too_many_arguments)] // the flow's description, read in one place
     pub fn flow(&self, src: u32, dst: u32, hash: u32, bytes: u64, new_connection: bool, query: Option<u64>, extra: (Dur, Dur)) -> Option<Dur> {
         let fwd = self.hops(src, dst, hash, extra.0)?;
         let rev = self.hops(dst, src, hash, extra.1)?;

@@ -1,0 +1,677 @@
+//! The world: every component, the event queue, and the one `dispatch` that
+//! moves packets between them.
+
+use crate::config::{
+    bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, RequestArrival, Requests, SamplePorts, Scenario, Search, ServiceTime, Topology,
+    Workload,
+};
+use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
+use crate::packet::{Packet, PacketPool, PktId};
+use crate::pcap::{Capture, Isns};
+use crate::port::Offer;
+use crate::results::{Col, Table};
+use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
+use crate::topology::{streams, Network, NodeKind};
+use crate::units::FlowSize;
+use dcsim_engine::{Dur, EventQueue, Rng, SimTime, StreamId};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+mod incast;
+mod poisson;
+mod requests;
+mod search;
+mod tables;
+
+use incast::IncastApp;
+use requests::RequestsApp;
+use search::SearchApp;
+
+const NO_CAPTURE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A port finished serialising its current frame.
+    TxDone(u32),
+    /// The head frame on a port's link reached the other end.
+    LinkArrive(u32),
+    /// The head of a switch's forwarding-latency line is due at its egress port.
+    SwitchOut(u32),
+    Timer { ep: u32, kind: TimerKind, gen: u32 },
+    FlowStart(u32),
+    /// Incast app: open connections (before round 1) or start the next round.
+    IncastNext(u32),
+    /// A Poisson workload's source (index into its sources) starts a flow.
+    PoissonArrival { app: u32, source: u32 },
+    /// The head of a host's RTT-variation delay line is due at its NIC.
+    HostDelay(u32),
+    /// Search app: open the connections (first time) or send the next query.
+    SearchQuery(u32),
+    /// Search app: a server finished serving its current query.
+    SearchServed { app: u32, server: u32 },
+    /// Requests app: open the closed-loop connections, or the next Poisson request.
+    Request(u32),
+    /// A link (given by one of its ports) fails or recovers.
+    Link { port: u32, up: bool },
+    Sample,
+    Stop,
+}
+
+/// Shared with another thread to watch a run and to cancel it.
+#[derive(Default)]
+pub struct Progress {
+    pub now_ps: AtomicU64,
+    pub events: AtomicU64,
+    /// Fraction of the run done, as f64 bits.
+    pub fraction_bits: AtomicU64,
+    pub cancel: AtomicBool,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> f64 {
+        f64::from_bits(self.fraction_bits.load(Ordering::Relaxed))
+    }
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    Cancelled,
+}
+
+pub struct RunOutput {
+    pub tables: Vec<Table>,
+    pub summary: serde_json::Map<String, serde_json::Value>,
+    /// Packet captures: (file name without .pcap, pcap file bytes).
+    pub pcaps: Vec<(String, Vec<u8>)>,
+}
+
+impl RunOutput {
+    pub fn table(&self, name: &str) -> &Table {
+        self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no table {name}"))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlowKind {
+    Bulk,
+    Response,
+}
+
+struct FlowRec {
+    workload: u32,
+    kind: FlowKind,
+    src: u32,
+    dst: u32,
+    size: Option<u64>,
+    start: SimTime,
+    conn: u32,
+    /// Bytes of this flow delivered in order at the destination.
+    received: u64,
+    end: Option<SimTime>,
+    round: u32,
+    /// Sender and receiver counters when the flow started (for deltas on
+    /// persistent connections).
+    sender_at_start: TcpStats,
+    receiver_at_start: TcpStats,
+    new_connection: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ConnApp {
+    Bulk { flow: u32 },
+    Incast { app: u32, slot: u32 },
+    Search { app: u32, server: u32 },
+    Requests { app: u32, slot: u32 },
+}
+
+struct QueryRow {
+    workload: u32,
+    round: u32,
+    start: SimTime,
+    end: SimTime,
+    responders: u32,
+    timeouts: u64,
+    retransmits: u64,
+    /// Responses within the workload's deadline (-1: no deadline).
+    within_deadline: i64,
+}
+
+struct QueueSamples {
+    time: Vec<f64>,
+    port: Vec<u32>,
+    bytes: Vec<u64>,
+    packets: Vec<u64>,
+}
+
+pub struct World<'a> {
+    scenario: &'a Scenario,
+    q: EventQueue<Ev>,
+    net: Network,
+    pool: PacketPool,
+    /// Per switch (index node - num_hosts): frames waiting out the forwarding latency.
+    fwd_line: Vec<VecDeque<(SimTime, PktId, u32)>>,
+    preamble_ifg: bool,
+    tcp: TcpParams,
+    eps: Vec<Endpoint>,
+    conn_app: Vec<ConnApp>,
+    flows: Vec<FlowRec>,
+    incast: Vec<IncastApp>,
+    poisson: Vec<PoissonGen>,
+    search: Vec<SearchApp>,
+    requests: Vec<RequestsApp>,
+    queries: Vec<QueryRow>,
+    out: TcpOut,
+    isn_rng: Rng,
+    hash_rng: Rng,
+    unfinished: u64,
+    stop_reason: Option<&'static str>,
+    sampled_ports: Vec<u32>,
+    samples: QueueSamples,
+    sample_interval: Dur,
+    captures: Vec<Capture>,
+    /// Per-flow RTT variation: class delays (the last entry is the reverse
+    /// direction's), each connection's class, and one FIFO line per
+    /// (host, class).
+    delay_classes: Vec<Dur>,
+    conn_class: Vec<u8>,
+    delay_lines: Vec<VecDeque<(SimTime, PktId)>>,
+    class_rng: Rng,
+    /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
+    capture_at: Vec<u32>,
+    /// Flow filters of captures, resolved to connections when flows start.
+    capture_flow: Vec<Option<u32>>,
+    // Packet conservation.
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+}
+
+impl<'a> World<'a> {
+    pub fn new(s: &'a Scenario) -> World<'a> {
+        let net = Network::build(s);
+        let switches = net.kinds.len() - net.num_hosts as usize;
+        let sampled_ports: Vec<u32> = (0..net.ports.len() as u32)
+            .filter(|&p| {
+                s.output.queue_sample_ports == SamplePorts::All
+                    || net.kinds[net.ports[p as usize].node as usize] == NodeKind::Switch
+            })
+            .collect();
+        let mut capture_at = vec![NO_CAPTURE; net.ports.len()];
+        let mut captures = Vec::new();
+        let mut capture_flow = Vec::new();
+        for c in &s.output.pcap {
+            let port = c.port.unwrap_or_else(|| c.host.map(|h| net.nic(h)).expect("validated: host or port"));
+            capture_at[port as usize] = captures.len() as u32;
+            captures.push(Capture::new(c.file_name(), port, c.flow.is_some(), c.snaplen));
+            capture_flow.push(c.flow);
+        }
+        let mut w = World {
+            scenario: s,
+            q: EventQueue::new(),
+            net,
+            pool: PacketPool::default(),
+            fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
+            preamble_ifg: s.link.preamble_ifg,
+            tcp: TcpParams::from_scenario(s),
+            eps: Vec::new(),
+            conn_app: Vec::new(),
+            flows: Vec::new(),
+            incast: Vec::new(),
+            poisson: Vec::new(),
+            search: Vec::new(),
+            requests: Vec::new(),
+            queries: Vec::new(),
+            out: TcpOut { trace_enabled: s.output.tcp_trace, ..Default::default() },
+            isn_rng: Rng::stream(s.run.seed, StreamId { kind: streams::TCP_ISN, index: 0 }),
+            hash_rng: Rng::stream(s.run.seed, StreamId { kind: streams::FLOW_HASH, index: 0 }),
+            unfinished: 0,
+            stop_reason: None,
+            sampled_ports,
+            samples: QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() },
+            sample_interval: s.output.queue_sample_interval.0,
+            captures,
+            delay_classes: match &s.host.rtt_variation {
+                Some(crate::config::RttVariation::PerFlow(v)) => v.classes.iter().map(|d| d.0).chain([v.reverse.0]).collect(),
+                _ => Vec::new(),
+            },
+            conn_class: Vec::new(),
+            delay_lines: Vec::new(),
+            class_rng: Rng::stream(s.run.seed, StreamId { kind: streams::RTT_VARIATION, index: 0 }),
+            capture_at,
+            capture_flow,
+            packets_created: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
+        };
+        w.delay_lines = (0..w.net.num_hosts as usize * w.delay_classes.len()).map(|_| VecDeque::new()).collect();
+        w.install_workloads();
+        if let Some(d) = s.run.duration {
+            w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
+        }
+        for f in &s.failure {
+            w.q.schedule(SimTime::ZERO + f.at.0, Ev::Link { port: f.port, up: false });
+            if let Some(u) = f.until {
+                w.q.schedule(SimTime::ZERO + u.0, Ev::Link { port: f.port, up: true });
+            }
+        }
+        if w.sample_interval > Dur::ZERO && !w.sampled_ports.is_empty() {
+            w.q.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        w
+    }
+
+    fn install_workloads(&mut self) {
+        for (wi, w) in self.scenario.workload.iter().enumerate() {
+            let wi = wi as u32;
+            match w {
+                Workload::Bulk(Bulk { src, dst, size, start, stagger, pairing }) => {
+                    for (k, (s, d)) in bulk_pairs(src, dst, *pairing).into_iter().enumerate() {
+                        let at = SimTime::ZERO + start.0 + stagger.0.saturating_mul(k as u64);
+                        self.add_bulk_flow(wi, s, d, *size, at);
+                    }
+                }
+                Workload::Flows(Flows { flows }) => {
+                    for f in flows {
+                        self.add_bulk_flow(wi, f.src, f.dst, f.size, SimTime::ZERO + f.start.0);
+                    }
+                }
+                Workload::Poisson(p) => self.install_poisson(wi, p),
+                Workload::Search(p) => self.install_search(wi, p),
+                Workload::Requests(p) => self.install_requests(wi, p),
+                Workload::Incast(p) => self.install_incast(wi, p),
+            }
+        }
+    }
+
+    fn add_bulk_flow(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime) {
+        let id = self.add_flow_record(workload, src, dst, size, start);
+        self.q.schedule(start, Ev::FlowStart(id));
+    }
+
+    fn add_flow_record(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime) -> u32 {
+        let id = self.flows.len() as u32;
+        let size = match size {
+            FlowSize::Bytes(b) => {
+                self.unfinished += 1;
+                Some(b)
+            }
+            FlowSize::Infinite => None,
+        };
+        self.flows.push(FlowRec {
+            workload,
+            kind: FlowKind::Bulk,
+            src,
+            dst,
+            size,
+            start,
+            conn: u32::MAX,
+            received: 0,
+            end: None,
+            round: 0,
+            sender_at_start: TcpStats::default(),
+            receiver_at_start: TcpStats::default(),
+            new_connection: true,
+        });
+        id
+    }
+
+    /// Create a connection's two endpoints; returns the connection id.
+    fn new_connection(&mut self, client: u32, server: u32, app: ConnApp) -> u32 {
+        let conn = self.conn_app.len() as u32;
+        self.conn_app.push(app);
+        let hash = self.hash_rng.next_u32();
+        let isn_a = self.isn_rng.next_u32();
+        let isn_b = self.isn_rng.next_u32();
+        if !self.delay_classes.is_empty() {
+            let n = self.delay_classes.len() as u64 - 1;
+            self.conn_class.push(self.class_rng.below(n) as u8);
+        }
+        self.eps.push(Endpoint::new(conn, 0, client, server, hash, isn_a, &self.tcp));
+        self.eps.push(Endpoint::new(conn, 1, server, client, hash, isn_b, &self.tcp));
+        conn
+    }
+
+    // ---- the run loop ----------------------------------------------------------------
+
+    pub fn run(&mut self, progress: Option<&Progress>) -> Result<(), RunError> {
+        let end = self.scenario.run.duration.map(|d| d.0.ps());
+        let total_work = self.unfinished.max(1) as f64;
+        while let Some((now, ev)) = self.q.pop() {
+            self.dispatch(now, ev);
+            if self.stop_reason.is_some() {
+                break;
+            }
+            if self.q.events_executed() & 0x3FFF == 0 {
+                if let Some(p) = progress {
+                    p.now_ps.store(now.ps(), Ordering::Relaxed);
+                    p.events.store(self.q.events_executed(), Ordering::Relaxed);
+                    let frac = match end {
+                        Some(e) => now.ps() as f64 / e as f64,
+                        None => 1.0 - self.unfinished as f64 / total_work,
+                    };
+                    p.fraction_bits.store(frac.to_bits(), Ordering::Relaxed);
+                    if p.cancel.load(Ordering::Relaxed) {
+                        return Err(RunError::Cancelled);
+                    }
+                }
+            }
+        }
+        if self.stop_reason.is_none() {
+            self.stop_reason = Some("no more events");
+        }
+        if let Some(p) = progress {
+            p.now_ps.store(self.q.now().ps(), Ordering::Relaxed);
+            p.events.store(self.q.events_executed(), Ordering::Relaxed);
+            p.fraction_bits.store(1f64.to_bits(), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::TxDone(port) => {
+                let p = &mut self.net.ports[port as usize];
+                let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+                let done = p.finish_tx(now, &self.pool, shared);
+                if done.first_on_wire {
+                    self.q.schedule(now + p.delay, Ev::LinkArrive(port));
+                }
+                if done.lost {
+                    self.pool.free(done.frame);
+                    self.packets_dropped += 1;
+                }
+                if done.started_next {
+                    self.start_tx(now, port);
+                }
+            }
+            Ev::LinkArrive(port) => {
+                let p = &mut self.net.ports[port as usize];
+                let (t, id) = p.on_wire.pop_front().expect("arrival without a frame on the wire");
+                debug_assert_eq!(t, now);
+                let node = p.peer;
+                if let Some(&(next, _)) = p.on_wire.front() {
+                    self.q.schedule(next, Ev::LinkArrive(port));
+                }
+                if !p.up {
+                    // The link failed while the frame was propagating.
+                    p.stats.link_losses += 1;
+                    self.pool.free(id);
+                    self.packets_dropped += 1;
+                    return;
+                }
+                if !self.captures.is_empty() {
+                    self.capture(now, self.net.reverse[port as usize], id);
+                }
+                match self.net.kinds[node as usize] {
+                    NodeKind::Host => self.deliver(now, node, id),
+                    NodeKind::Switch => self.switch_receive(now, node, id),
+                }
+            }
+            Ev::SwitchOut(sw) => {
+                let line = &mut self.fwd_line[(sw - self.net.num_hosts) as usize];
+                let (_, id, port) = line.pop_front().expect("forwarding line empty");
+                if let Some(&(next, _, _)) = line.front() {
+                    self.q.schedule(next, Ev::SwitchOut(sw));
+                }
+                self.enqueue(now, port, id);
+            }
+            Ev::Timer { ep, kind, gen } => {
+                let e = &mut self.eps[ep as usize];
+                let timer = match kind {
+                    TimerKind::Rto => &mut e.rto_timer,
+                    TimerKind::DelAck => &mut e.delack_timer,
+                };
+                if timer.fire(now, gen) {
+                    let mut out = std::mem::take(&mut self.out);
+                    out.clear();
+                    self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut out);
+                    self.out = out;
+                }
+                self.after_tcp(now, ep);
+            }
+            Ev::FlowStart(f) => self.start_flow(now, f),
+            Ev::IncastNext(app) => self.incast_next(now, app),
+            Ev::PoissonArrival { app, source } => self.poisson_arrival(now, app, source),
+            Ev::SearchQuery(app) => self.search_query(now, app),
+            Ev::SearchServed { app, server } => self.search_served(now, app, server),
+            Ev::Request(app) => self.request_event(now, app),
+            Ev::Link { port, up } => {
+                for id in self.net.set_link(port, up, &self.pool) {
+                    self.pool.free(id);
+                    self.packets_dropped += 1;
+                }
+            }
+            Ev::HostDelay(line) => {
+                let l = &mut self.delay_lines[line as usize];
+                let (_, id) = l.pop_front().expect("delay line empty");
+                if let Some(&(next, _)) = l.front() {
+                    self.q.schedule(next, Ev::HostDelay(line));
+                }
+                let host = line / self.delay_classes.len() as u32;
+                let nic = self.net.nic(host);
+                self.enqueue(now, nic, id);
+            }
+            Ev::Sample => {
+                let t = now.as_secs_f64();
+                for &p in &self.sampled_ports {
+                    let port = &self.net.ports[p as usize];
+                    self.samples.time.push(t);
+                    self.samples.port.push(p);
+                    self.samples.bytes.push(port.queue_bytes());
+                    self.samples.packets.push(port.queue_packets());
+                }
+                self.q.schedule(now + self.sample_interval, Ev::Sample);
+            }
+            Ev::Stop => self.stop_reason = Some("duration"),
+        }
+    }
+
+    fn switch_receive(&mut self, now: SimTime, sw: u32, id: PktId) {
+        let pkt = self.pool.get(id);
+        let Some(port) = self.net.route(sw, pkt.dst_host, pkt.flow_hash) else {
+            // No route (failed links): the switch drops the frame.
+            self.pool.free(id);
+            self.packets_dropped += 1;
+            return;
+        };
+        let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
+        if latency == Dur::ZERO {
+            self.enqueue(now, port, id);
+        } else {
+            let line = &mut self.fwd_line[(sw - self.net.num_hosts) as usize];
+            let at = now + latency;
+            if line.is_empty() {
+                self.q.schedule(at, Ev::SwitchOut(sw));
+            }
+            line.push_back((at, id, port));
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
+        let p = &mut self.net.ports[port as usize];
+        let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+        match p.offer(now, id, &mut self.pool, shared) {
+            Offer::Dropped => {
+                self.pool.free(id);
+                self.packets_dropped += 1;
+            }
+            Offer::Queued => {}
+            Offer::StartTx => self.start_tx(now, port),
+        }
+    }
+
+    /// A port begins serialising its current frame.
+    #[inline]
+    fn start_tx(&mut self, now: SimTime, port: u32) {
+        let p = &self.net.ports[port as usize];
+        let d = p.tx_duration(&self.pool);
+        self.q.schedule(now + d, Ev::TxDone(port));
+        if !self.captures.is_empty() {
+            let id = p.transmitting.expect("transmitting");
+            self.capture(now, port, id);
+        }
+    }
+
+    /// Record a frame crossing the link end of `port` (either direction).
+    fn capture(&mut self, now: SimTime, port: u32, id: PktId) {
+        let c = self.capture_at[port as usize];
+        if c == NO_CAPTURE {
+            return;
+        }
+        let pkt = self.pool.get(id);
+        let isns = Isns {
+            own: self.eps[(pkt.conn * 2 + pkt.side as u32) as usize].isn,
+            peer: self.eps[(pkt.conn * 2 + 1 - pkt.side as u32) as usize].isn,
+        };
+        self.captures[c as usize].record(now.ps(), pkt, isns);
+    }
+
+    fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        self.packets_delivered += 1;
+        let ep = pkt.conn * 2 + (1 - pkt.side as u32);
+        debug_assert_eq!(self.eps[ep as usize].host, host);
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        self.eps[ep as usize].on_packet(now, &pkt, &self.tcp, &mut out);
+        self.out = out;
+        self.after_tcp(now, ep);
+    }
+
+    /// After an endpoint handled an input: let the application react, send
+    /// what the endpoint now may, inject its packets, and schedule its timers.
+    fn after_tcp(&mut self, now: SimTime, ep: u32) {
+        let delivered = self.out.delivered;
+        let established = self.out.established;
+        if delivered > 0 || established {
+            self.app_react(now, ep, delivered, established);
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.eps[ep as usize].flush(now, &self.tcp, &mut out);
+        let nic = self.net.nic(self.eps[ep as usize].host);
+        for pkt in out.packets.drain(..) {
+            self.inject(now, nic, pkt);
+        }
+        out.delivered = 0;
+        out.established = false;
+        self.out = out;
+        let e = &mut self.eps[ep as usize];
+        if let Some((t, gen)) = e.rto_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rto, gen });
+        }
+        if let Some((t, gen)) = e.delack_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::DelAck, gen });
+        }
+    }
+
+    fn inject(&mut self, now: SimTime, nic: u32, mut pkt: Packet) {
+        pkt.finalize_size(self.preamble_ifg);
+        self.packets_created += 1;
+        let (host, class) = (pkt.src_host, self.delay_class(pkt.conn, pkt.side));
+        let id = self.pool.alloc(pkt);
+        match class {
+            Some((c, d)) if d > Dur::ZERO => {
+                let line = host as usize * self.delay_classes.len() + c;
+                if self.delay_lines[line].is_empty() {
+                    self.q.schedule(now + d, Ev::HostDelay(line as u32));
+                }
+                self.delay_lines[line].push_back((now + d, id));
+            }
+            _ => self.enqueue(now, nic, id),
+        }
+    }
+
+    /// The RTT-variation class and delay of a packet sent by `side` of `conn`.
+    fn delay_class(&self, conn: u32, side: u8) -> Option<(usize, Dur)> {
+        if self.delay_classes.is_empty() {
+            return None;
+        }
+        let c = if side == 0 { self.conn_class[conn as usize] as usize } else { self.delay_classes.len() - 1 };
+        Some((c, self.delay_classes[c]))
+    }
+
+    // ---- applications ---------------------------------------------------------------
+
+    fn start_flow(&mut self, now: SimTime, f: u32) {
+        let (src, dst, size) = {
+            let fr = &self.flows[f as usize];
+            (fr.src, fr.dst, fr.size)
+        };
+        let conn = self.new_connection(src, dst, ConnApp::Bulk { flow: f });
+        self.flows[f as usize].conn = conn;
+        for (i, filter) in self.capture_flow.iter().enumerate() {
+            if *filter == Some(f) {
+                self.captures[i].conn = Some(conn);
+            }
+        }
+        let ep = conn * 2;
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let e = &mut self.eps[ep as usize];
+        // A long-lived flow writes "forever" (far more than any run can send).
+        e.write(size.unwrap_or(u64::MAX / 4), size.is_some());
+        e.open(now, &self.tcp, &mut out);
+        self.out = out;
+        self.after_tcp(now, ep);
+    }
+
+    fn app_react(&mut self, now: SimTime, ep: u32, delivered: u64, established: bool) {
+        let conn = ep / 2;
+        let side = ep % 2;
+        match self.conn_app[conn as usize] {
+            ConnApp::Bulk { flow } => {
+                if side == 1 && delivered > 0 {
+                    let fr = &mut self.flows[flow as usize];
+                    fr.received += delivered;
+                    if fr.end.is_none() && Some(fr.received) == fr.size {
+                        fr.end = Some(now);
+                        self.work_done();
+                    }
+                }
+            }
+            ConnApp::Search { app, server } => self.search_react(now, app, server, side, delivered, established),
+            ConnApp::Requests { app, slot } => self.requests_react(now, app, slot, side, delivered),
+            ConnApp::Incast { app, slot } => self.incast_react(now, app, slot, side, delivered, established),
+        }
+    }
+
+    fn work_done(&mut self) {
+        self.unfinished -= 1;
+        if self.unfinished == 0 && self.scenario.run.stop_when_done {
+            self.stop_reason = Some("workload done");
+        }
+    }
+
+    // ---- results ----------------------------------------------------------------------
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub fn events_executed(&self) -> u64 {
+        self.q.events_executed()
+    }
+    /// Packets in queues, on links or in switches right now.
+    pub fn packets_in_flight(&self) -> u64 {
+        self.pool.live() as u64
+    }
+    pub fn endpoints(&self) -> &[Endpoint] {
+        &self.eps
+    }
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+}
+
+/// Run a scenario to completion. `progress`, if given, is updated as the run
+/// goes and can cancel it.
+pub fn run(s: &Scenario, progress: Option<&Progress>) -> Result<RunOutput, RunError> {
+    let t0 = Instant::now();
+    let mut w = World::new(s);
+    w.run(progress)?;
+    Ok(w.finish(t0.elapsed().as_secs_f64()))
+}
+
