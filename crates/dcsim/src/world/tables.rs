@@ -39,7 +39,7 @@ impl World<'_> {
             tos.push(s_now.timeouts - f.sender_at_start.timeouts);
             ecnr.push(s_now.ecn_reductions - f.sender_at_start.ecn_reductions);
             spur.push(r_now.duplicate_segments_received - f.receiver_at_start.duplicate_segments_received);
-            let ideal_t = f.size.map(|b| {
+            let ideal_t = f.size.and_then(|b| {
                 let query = match self.conn_app.get(f.conn as usize) {
                     Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
                     Some(ConnApp::Search { app, .. }) => Some(self.search[*app as usize].query),
@@ -54,7 +54,7 @@ impl World<'_> {
                     FlowKind::Response => (side(1), side(0)),
                 };
                 ideal.flow(f.src, f.dst, hash, b, f.new_connection, query, extra)
-            }).flatten();
+            });
             match f.end {
                 Some(e) => {
                     let t = (e - f.start).as_secs_f64();
