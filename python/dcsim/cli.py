@@ -76,6 +76,21 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return analyze_main(Path(args.out_dir), args.bucket, args.deadline, args.json)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run_sweep
+
+    try:
+        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, progress=not args.quiet)
+    except ScenarioError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        print("dcsim: interrupted; finished runs are stored, rerun to resume", file=sys.stderr)
+        return 130
+    if not args.quiet:
+        print(f"{counts['ok']} runs ok, {counts['error']} failed, {counts['skipped']} already stored; results in {args.out}/")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
     from .bench import soak
@@ -112,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deadline", type=float, help="query deadline in seconds: count rounds that miss it")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("sweep", help="run a parameter sweep (resumable)")
+    p.add_argument("sweep", help="sweep TOML file")
+    p.add_argument("--out", default="dcsim-sweep", help="output directory (default: ./dcsim-sweep)")
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("bench", help="run the fixed benchmark scenarios")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
