@@ -80,7 +80,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
     try:
-        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, progress=not args.quiet)
+        dask = None
+        if args.dask_slurm is not None:
+            from dask_jobqueue import SLURMCluster  # type: ignore[import-untyped]
+            from distributed import Client
+
+            opts = dict(kv.split("=", 1) for kv in args.dask_slurm)
+            jobs_n = int(opts.pop("jobs", "1"))
+            cluster = SLURMCluster(**opts)
+            cluster.scale(jobs=jobs_n)
+            dask = Client(cluster)
+        elif args.dask:
+            dask = args.dask
+        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, progress=not args.quiet, dask=dask)
     except ScenarioError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
@@ -132,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("sweep", help="sweep TOML file")
     p.add_argument("--out", default="dcsim-sweep", help="output directory (default: ./dcsim-sweep)")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--dask-slurm", nargs="*", metavar="KEY=VALUE",
+                   help="start Dask workers through SLURM (dask-jobqueue SLURMCluster options, e.g. cores=8 memory=16GB queue=normal walltime=01:00:00 jobs=4)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_sweep)
 

@@ -187,8 +187,14 @@ def done_keys(out: Path) -> set[str]:
     return {f.stem for f in runs.glob("*.parquet")} if runs.exists() else set()
 
 
-def run_sweep(path: str | Path, out: str | Path, jobs: int | None = None, progress: bool = True) -> dict[str, int]:
-    """Run every point not yet stored in `out`. Returns counts of ok, error and skipped."""
+def run_sweep(
+    path: str | Path, out: str | Path, jobs: int | None = None, progress: bool = True, dask: Any = None
+) -> dict[str, int]:
+    """Run every point not yet stored in `out`. Returns counts of ok, error and
+    skipped. `dask`: a distributed.Client (or a scheduler address) to run the
+    batches on instead of local processes; a batch whose worker dies is
+    retried elsewhere, and since every run writes its own files atomically
+    under its key, a retry neither loses nor duplicates rows."""
     sweep = load_sweep(path)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
@@ -202,7 +208,13 @@ def run_sweep(path: str | Path, out: str | Path, jobs: int | None = None, progre
     counts = {"ok": 0, "error": 0, "skipped": skipped}
     t0 = time.monotonic()
     show = progress and sys.stderr.isatty()
-    if jobs == 1:
+    if dask is not None:
+        from distributed import Client, as_completed as dask_completed
+
+        client = dask if isinstance(dask, Client) else Client(dask)
+        futures = [client.submit(_run_batch, b, str(out), sweep.tables, pure=False, retries=3) for b in batches]
+        _collect((f.result() for f in dask_completed(futures)), counts, len(todo), t0, show)
+    elif jobs == 1:
         results = (_run_batch(b, str(out), sweep.tables) for b in batches)
         _collect(results, counts, len(todo), t0, show)
     else:
