@@ -51,7 +51,7 @@ def test_tcp_trace_is_opt_in(star):
     assert dcsim.run(star).tcp_trace.num_rows == 0
     t = dcsim.run(star, output__tcp_trace=True).tcp_trace
     assert t.num_rows > 100
-    assert t.column_names == ["time", "conn", "side", "cwnd", "ssthresh", "srtt", "rttvar", "rto", "bytes_in_flight", "dctcp_alpha"]
+    assert t.column_names == ["time", "conn", "side", "cwnd", "ssthresh", "srtt", "rttvar", "rto", "bytes_in_flight", "bytes_acked", "dctcp_alpha"]
     assert min(t["cwnd"].to_pylist()) >= 1448 * 2  # DCTCP never cuts below 2 segments
 
 

@@ -76,6 +76,26 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return analyze_main(Path(args.out_dir), args.bucket, args.deadline, args.json)
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    from . import plot
+    from .analyze import load
+
+    try:
+        result = load(Path(args.out_dir))
+        fig = plot.KINDS[args.kind](result)
+    except (FileNotFoundError, RuntimeError) as e:
+        return _fail(str(e))
+    path = plot.save(fig, args.output or Path(args.out_dir) / f"{args.kind}.png")
+    print(f"figure written to {path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import main as report_main
+
+    return report_main(Path(args.out_dir))
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
@@ -139,6 +159,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deadline", type=float, help="query deadline in seconds: count rounds that miss it")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("plot", help="draw a figure from a results directory")
+    p.add_argument("out_dir")
+    p.add_argument("kind", choices=["fct_cdf", "query_cdf", "slowdown", "queue", "throughput"])
+    p.add_argument("--output", help="file to write (.png or .svg; default OUT_DIR/KIND.png)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("report", help="write OUT_DIR/report.html, a self-contained page of a results directory")
+    p.add_argument("out_dir")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("sweep", help="run a parameter sweep (resumable)")
     p.add_argument("sweep", help="sweep TOML file")
