@@ -96,6 +96,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main(Path(args.out_dir))
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(args.name, Path(args.out), args.quick, args.list)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
@@ -169,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="write OUT_DIR/report.html, a self-contained page of a results directory")
     p.add_argument("out_dir")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("reproduce", help="run a seed paper's experiment and compare with the paper")
+    p.add_argument("name", nargs="?", help="experiment name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments")
+    p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
+    p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
+    p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("sweep", help="run a parameter sweep (resumable)")
     p.add_argument("sweep", help="sweep TOML file")
