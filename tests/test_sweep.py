@@ -147,3 +147,27 @@ def test_dask_local_cluster_gives_the_same_rows_and_survives_a_killed_worker(tmp
     local = {f.name: f.read_bytes() for f in (tmp_path / "local" / "queries").iterdir()}
     dask = {f.name: f.read_bytes() for f in (tmp_path / "dask" / "queries").iterdir()}
     assert dask == local, "identical rows on local processes and on Dask, none lost or doubled"
+
+
+def test_ctrl_c_then_resume_completes_without_duplicates(tmp_path):
+    import signal
+    import time
+
+    path = _many(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "dcsim.cli", "sweep", str(path), "--out", str(out), "--jobs", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "runs").glob("*.parquet")) if (out / "runs").exists() else []) < 3:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    stored = len(list((out / "runs").glob("*.parquet")))
+    assert 3 <= stored < 20, "interrupted in the middle"
+    counts = sweep.run_sweep(path, out, jobs=2, progress=False)
+    assert counts["skipped"] == stored and counts["ok"] == 20 - stored
+    assert len(list((out / "runs").glob("*.parquet"))) == 20
+    assert not [f for f in out.rglob(".*")], "no temporary files left"
+    keys = sweep.load(out)["key"].to_pylist()
+    assert len(keys) == len(set(keys)) == 20

@@ -143,8 +143,12 @@ def points(sweep: Sweep) -> Iterator[Point]:
 
 def _atomic_write(table: pa.Table, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _with_keys(table: pa.Table, p: Point) -> pa.Table:
@@ -198,6 +202,8 @@ def run_sweep(
     sweep = load_sweep(path)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("*/.*.tmp"):  # left by a process killed while writing
+        stale.unlink(missing_ok=True)
     done = done_keys(out)
     todo = [p for p in points(sweep) if p.key not in done]
     skipped = len(sweep.params) * len(sweep.seeds) - len(todo)
