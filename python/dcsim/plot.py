@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import analysis
+from .results import write_file_atomic
 
 
 def _mpl() -> Any:
@@ -139,8 +140,8 @@ def throughput_over_time(result: Any, bin_seconds: float = 1e-3) -> Any:
 
 def save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    fmt = path.suffix.lstrip(".") or "png"
+    write_file_atomic(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight"))
     _mpl().close(fig)
     return path
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import analysis, plot
 from .analyze import load
+from .results import write_file_atomic
 
 
 def _png(fig: Any) -> str:
@@ -74,9 +75,6 @@ def main(out_dir: Path) -> int:
     except (FileNotFoundError, RuntimeError) as e:
         print(f"dcsim: error: {e}", file=sys.stderr)
         return 2
-    path = out_dir / "report.html"
-    tmp = path.with_name(".report.html.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    path = write_file_atomic(out_dir / "report.html", lambda tmp: tmp.write_text(page, encoding="utf-8"))
     print(f"report written to {path}")
     return 0

@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from .experiments import ROOT, RUNNERS
+from .results import write_file_atomic
+
+
+def _write_text(path: Path, text: str) -> None:
+    write_file_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def available() -> list[str]:
@@ -30,10 +35,11 @@ def _find(rows: list[dict[str, Any]], metric: str, condition: dict[str, Any]) ->
 
 def compare(name: str, spec: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
-    measured = {json.dumps({k: r.get(k) for k in ("rate", "resolution_us")}) for r in rows}
 
     def ran(condition: dict[str, Any]) -> bool:
-        return json.dumps({k: condition.get(k) for k in ("rate", "resolution_us")}) in measured
+        """Whether any measurement was taken under this condition (the quick
+        version runs only some of them)."""
+        return any(all(r.get(k) == v for k, v in condition.items()) for r in rows)
 
     for ref in spec.get("reference", []):
         if not ran(ref["condition"]):
@@ -68,8 +74,8 @@ def run(name: str, out: Path, quick: bool) -> list[dict[str, Any]]:
     w = csv.DictWriter(buf, fieldnames=fields)
     w.writeheader()
     w.writerows(comparison)
-    (dest / "comparison.csv").write_text(buf.getvalue())
-    (dest / "measurements.json").write_text(json.dumps(rows, indent=2) + "\n")
+    _write_text(dest / "comparison.csv", buf.getvalue())
+    _write_text(dest / "measurements.json", json.dumps(rows, indent=2) + "\n")
     from .plot import save
 
     fig_path = save(figure(rows, spec), dest / "figures" / f"{name}.png")
@@ -95,7 +101,7 @@ def _report(dest: Path, spec: dict[str, Any], comparison: list[dict[str, Any]], 
 <h2>Comparison with the paper</h2><table><tr>{head}</tr>{body}</table>
 <h2>Figure</h2><img src='data:image/png;base64,{img}'>
 <h2>Measurements</h2><pre>{html.escape(json.dumps(rows, indent=1))}</pre></body></html>"""
-    (dest / "report.html").write_text(page, encoding="utf-8")
+    _write_text(dest / "report.html", page)
 
 
 def main(name: str | None, out: Path, quick: bool, list_only: bool) -> int:

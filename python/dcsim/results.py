@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +36,21 @@ def _column(table: str, name: str, dtype: str, data: Any) -> pa.Array:
     elif (table, name) in _NULL_IF_NEGATIVE:
         arr = pc.if_else(pc.less(arr, 0), pa.scalar(None, typ), arr)
     return arr
+
+
+def write_file_atomic(path: str | Path, write: Callable[[Path], Any]) -> Path:
+    """Call write(tmp) on a temporary file beside `path`, then rename it into
+    place: a reader never sees a half-written file, and an error leaves none."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 class Result:

@@ -46,7 +46,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .results import TABLES
+from .results import TABLES, write_file_atomic
 from .scenario import _error, load_scenario, resolve
 
 SUMMARY_KEYS = ("events", "sim_seconds", "wall_seconds", "flows", "flows_completed", "queries_completed", "packets_dropped", "stopped_by")
@@ -142,13 +142,7 @@ def points(sweep: Sweep) -> Iterator[Point]:
 
 
 def _atomic_write(table: pa.Table, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def _with_keys(table: pa.Table, p: Point) -> pa.Table:

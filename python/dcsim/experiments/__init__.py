@@ -25,9 +25,12 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
         base = {"topology.link_rate": rate}
         # The thesis' rule: the largest buffer at which the transaction needs an RTO.
         buffer = next(
-            b for b in range(200, 1, -1)
-            if dcsim.run(scenario, overrides=base | {"switch.buffer": f"{b}pkt"}).queries["timeouts"].to_pylist()[0] > 0
+            (b for b in range(200, 1, -1)
+             if dcsim.run(scenario, overrides=base | {"switch.buffer": f"{b}pkt"}).queries["timeouts"].to_pylist()[0] > 0),
+            None,
         )
+        if buffer is None:
+            raise RuntimeError(f"clues-rtt at {rate}: no buffer from 200 down to 2 packets makes the transaction time out")
         lossless = dcsim.run(scenario, overrides=base | {"switch.buffer": "10000pkt"}).queries["completion_time"].to_pylist()[0]
         rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "value": lossless * 1e6, "buffer_pkt": None})
         for us in spec["quick_resolutions_us" if quick else "resolutions_us"]:
