@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, plot
 from ._core import Cancelled, ScenarioError
 from .scenario import default_scenario_path, parse_cli_value, resolve
 from .simulate import run
@@ -77,7 +77,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from . import plot
     from .analyze import load
 
     try:
@@ -168,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("plot", help="draw a figure from a results directory")
     p.add_argument("out_dir")
-    p.add_argument("kind", choices=["fct_cdf", "query_cdf", "slowdown", "queue", "throughput"])
+    p.add_argument("kind", choices=list(plot.KINDS))
     p.add_argument("--output", help="file to write (.png or .svg; default OUT_DIR/KIND.png)")
     p.set_defaults(func=cmd_plot)
 
