@@ -180,6 +180,7 @@ def dcsim_dumbbell(c: Case) -> tuple[dict[str, float], float]:
         "queue_p99": percentile(samples, 99),
         "marks_per_s": (ports[0]["ecn_marks"] - pre_bn["ecn_marks"]) / win,
         "drops": ports[0]["drops"] - pre_bn["drops"],
+        "timeouts": sum(full.flows.column("timeouts").to_pylist()) - sum(pre.flows.column("timeouts").to_pylist()),
         "samples": len(samples),
     }, wall
 
@@ -227,6 +228,8 @@ def ns3_dumbbell(c: Case, exe: Path) -> tuple[dict[str, float], float]:
         "queue_p99": percentile(s, 99),
         "marks_per_s": d["ecn_marks"] / d["window_s"],
         "drops": d["drops"] + d["device_drops"],
+        "timeouts": d["timeouts"],
+        "sub_segment_cwnd": d["sub_segment_cwnd"],
         "samples": len(s),
     }, wall
 
@@ -241,7 +244,8 @@ def ns3_incast(c: Case, exe: Path) -> tuple[dict[str, float], float]:
 
 METRICS = {
     "dumbbell": [("goodput", "goodput (Gb/s)", 1e-9), ("queue_mean", "queue mean (pkt)", 1),
-                 ("queue_p99", "queue p99 (pkt)", 1), ("marks_per_s", "ECN marks/s", 1), ("drops", "drops", 1)],
+                 ("queue_p99", "queue p99 (pkt)", 1), ("marks_per_s", "ECN marks/s", 1), ("drops", "drops", 1),
+                 ("timeouts", "RTOs", 1)],
     "incast": [("round_mean", "round mean (ms)", 1e3), ("round_p50", "round p50 (ms)", 1e3),
                ("round_p99", "round p99 (ms)", 1e3), ("rto_total", "RTOs (total)", 1),
                ("rounds_with_rto", "rounds with an RTO", 1), ("retx_per_round", "retransmits/round", 1),

@@ -25,9 +25,37 @@ Sample()
     }
 }
 
+// Sender events counted over all sockets: retransmission timeouts (entries
+// into CA_LOSS) and window updates that leave cwnd below one segment (a bulk
+// sender then cannot send at all until an ACK or its timer).
+uint64_t g_timeouts = 0;
+uint64_t g_subSegmentCwnd = 0;
+uint32_t g_segSize = 0;
+
+void
+OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    g_timeouts += now == TcpSocketState::CA_LOSS;
+}
+
+void
+OnCwnd(uint32_t, uint32_t now)
+{
+    g_subSegmentCwnd += now < g_segSize;
+}
+
+void
+TraceSenders()
+{
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                  MakeCallback(&OnCongState));
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongestionWindow",
+                                  MakeCallback(&OnCwnd));
+}
+
 struct Snapshot
 {
-    uint64_t rx = 0, marks = 0, drops = 0, devDrops = 0;
+    uint64_t rx = 0, marks = 0, drops = 0, devDrops = 0, timeouts = 0, subSegmentCwnd = 0;
 };
 
 Snapshot g_warm;
@@ -45,6 +73,8 @@ Take()
     s.marks = st.nTotalMarkedPackets;
     s.drops = st.nTotalDroppedPackets;
     s.devDrops = DeviceDrops(g_bnDev);
+    s.timeouts = g_timeouts;
+    s.subSegmentCwnd = g_subSegmentCwnd;
     return s;
 }
 
@@ -80,6 +110,7 @@ main(int argc, char* argv[])
     cmd.AddValue("delay", "propagation delay per link", delay);
     cmd.Parse(argc, argv);
     ApplyTcpDefaults(tcp);
+    g_segSize = tcp.timestamps ? 1448 : 1460; // as ApplyTcpDefaults
 
     NodeContainer senders, receiver, sw;
     senders.Create(n);
@@ -124,6 +155,7 @@ main(int argc, char* argv[])
     g_end = Time(duration);
     g_sampleInterval = Time(sample);
     Time w(warmup);
+    Simulator::Schedule(NanoSeconds(1), &TraceSenders); // the sockets exist once the apps start
     Simulator::Schedule(w, &AtWarmup);
     Simulator::Schedule(w, &Sample);
     Simulator::Stop(g_end);
@@ -137,6 +169,8 @@ main(int argc, char* argv[])
               << ",\"ecn_marks\":" << (e.marks - g_warm.marks)
               << ",\"drops\":" << (e.drops - g_warm.drops)
               << ",\"device_drops\":" << (e.devDrops - g_warm.devDrops)
+              << ",\"timeouts\":" << (e.timeouts - g_warm.timeouts)
+              << ",\"sub_segment_cwnd\":" << (e.subSegmentCwnd - g_warm.subSegmentCwnd)
               << ",\"rate\":\"" << ScaledRate(gbps) << "\",\"queue_samples\":[";
     for (size_t i = 0; i < g_samples.size(); i++)
     {

@@ -1227,8 +1227,8 @@ impl Scenario {
         if !(tcp.dctcp_g > 0.0 && tcp.dctcp_g <= 1.0) {
             return Err(err("tcp.dctcp_g", format!("{} is out of range: allowed (0, 1]", tcp.dctcp_g)));
         }
-        if tcp.dctcp_min_cwnd == 0 || tcp.dctcp_min_cwnd > 1000 {
-            return Err(err("tcp.dctcp_min_cwnd", format!("{} is out of range: allowed 1..=1000 segments", tcp.dctcp_min_cwnd)));
+        if tcp.dctcp_min_cwnd > 1000 {
+            return Err(err("tcp.dctcp_min_cwnd", format!("{} is out of range: allowed 0..=1000 segments (0: no floor)", tcp.dctcp_min_cwnd)));
         }
         if !(0.0..=1.0).contains(&tcp.dctcp_alpha_init) {
             return Err(err("tcp.dctcp_alpha_init", format!("{} is out of range: allowed [0, 1]", tcp.dctcp_alpha_init)));

@@ -162,9 +162,10 @@ impl Cc {
                 self.cwnd = self.ssthresh;
             }
             EcnMode::Dctcp => {
-                // Linux keeps at least 2 segments; ns-2 and ns-3 3.44 go to 1.
+                // Linux keeps at least 2 segments; ns-2 goes to 1; ns-3 3.44
+                // has no floor (floor_segments = 0).
                 let cut = (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
-                self.cwnd = cut.max(self.floor_segments * mss);
+                self.cwnd = cut.max(self.floor_segments * mss).max(1);
                 self.ssthresh = self.cwnd;
                 self.ca_acked = 0;
             }

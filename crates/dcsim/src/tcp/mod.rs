@@ -546,7 +546,8 @@ impl Endpoint {
             State::Listen => return,
             State::Established => {}
         }
-        if self.snd_una >= self.snd_max {
+        let stalled = self.cc.cwnd < self.mss as u64 && self.app_end > self.snd_una;
+        if self.snd_una >= self.snd_max && !stalled {
             return;
         }
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
@@ -1190,7 +1191,14 @@ impl Endpoint {
             }
             if end > limit {
                 // Window-limited: a partial segment only when nothing is in
-                // flight, so that a window below one SMSS cannot stall us.
+                // flight and the receive window is what limits us (so a small
+                // rwnd cannot stall us). A congestion window below one SMSS
+                // (only with tcp.dctcp_min_cwnd = 0) sends nothing: the flow
+                // waits for the retransmission timer, as ns-3 3.44 does.
+                if self.cc.cwnd < mss && self.snd_una == self.snd_max {
+                    self.arm_rto_if_idle(now, p);
+                    return;
+                }
                 if limit <= seq || self.snd_una < self.snd_max {
                     return;
                 }
@@ -1455,6 +1463,35 @@ mod tests {
         assert!(!pair.ep[0].in_recovery());
         assert_eq!(pair.ep[0].stats.fast_retransmits, 1);
         assert_eq!(pair.ep[0].stats.timeouts, 0);
+    }
+
+    #[test]
+    fn a_dctcp_window_below_one_segment_waits_for_the_timer() {
+        // tcp.dctcp_min_cwnd = 0 (ns-3 3.44): a fully marked 1-segment window
+        // is cut to half a segment; with nothing in flight nothing may be
+        // sent, so the flow waits for the retransmission timer, which sends a
+        // full segment.
+        let mut pair = Pair::connected(params("cc = \"dctcp\"\ndctcp_min_cwnd = 0\ninitial_cwnd = 1\nmin_rto = \"1ms\"\ndelayed_ack = { enabled = false }"));
+        let mss = pair.ep[0].mss as u64;
+        let mut seg = pair.write(0, 10 * mss);
+        assert_eq!(seg.len(), 1);
+        seg[0].ecn = Ecn::Ce;
+        let ack = pair.to(1, &seg[0]).remove(0);
+        assert!(ack.has(flags::ECE));
+        assert!(pair.to(0, &ack).is_empty(), "a window below one segment sends nothing");
+        assert_eq!(pair.ep[0].cc.cwnd, mss / 2);
+        let deadline = pair.ep[0].rto_timer.deadline.expect("the stalled flow keeps a timer");
+        let mut out = TcpOut::default();
+        pair.ep[0].on_timer(deadline, TimerKind::Rto, &pair.p, &mut out);
+        assert_eq!(pair.ep[0].stats.timeouts, 1);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!((out.packets[0].seq, out.packets[0].payload as u64), (1 + mss, mss));
+        // With Linux's floor of 2 segments the same ACK sends at once.
+        let mut pair = Pair::connected(params("cc = \"dctcp\"\ninitial_cwnd = 1\ndelayed_ack = { enabled = false }"));
+        let mut seg = pair.write(0, 10 * mss);
+        seg[0].ecn = Ecn::Ce;
+        let ack = pair.to(1, &seg[0]).remove(0);
+        assert_eq!(pair.to(0, &ack).len(), 2);
     }
 
     #[test]
