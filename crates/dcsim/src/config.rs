@@ -488,6 +488,19 @@ pub enum SsthreshBasis {
     Cwnd,
 }
 
+/// How congestion avoidance counts acknowledged data.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CaCounting {
+    /// RFC 5681 §3.1 byte counting: +1 SMSS per cwnd of acknowledged bytes.
+    #[default]
+    Bytes,
+    /// Linux's tcp_cong_avoid_ai as ns-3's TcpLinuxReno does it on a byte
+    /// window: +1 SMSS per floor(cwnd / SMSS) acknowledged segments, the
+    /// count kept across window reductions (as ns-3 does).
+    Segments,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoFormula {
@@ -555,6 +568,9 @@ pub struct TcpCfg {
     /// What ssthresh halves on a loss or ECN response.
     #[serde(default)]
     pub ssthresh_basis: SsthreshBasis,
+    /// How congestion avoidance counts acknowledged data.
+    #[serde(default)]
+    pub ca_counting: CaCounting,
     #[serde(default)]
     pub delayed_ack: DelayedAck,
     #[serde(default)]
@@ -572,7 +588,8 @@ pub struct TcpCfg {
     /// DCTCP alpha before the first update (RFC 8257 suggests 1).
     #[serde(default = "one_f")]
     pub dctcp_alpha_init: f64,
-    /// Smallest cwnd a DCTCP cut leaves, in segments (Linux 2; ns-2 and ns-3 1).
+    /// Smallest cwnd a DCTCP cut leaves, in segments (Linux 2; ns-2 1; 0 =
+    /// no floor, as ns-3 3.44).
     #[serde(default = "two")]
     pub dctcp_min_cwnd: u32,
 }

@@ -32,7 +32,7 @@ const CONFIGS: &[&str] = &[
     "cc = \"dctcp\"\ndelayed_ack = { enabled = true, count = 2, timeout = \"100us\" }",
     "ecn = true\nnagle = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
     "initial_cwnd = 1\nwindow_scale = false\nrcv_buffer = \"60000B\"\nrto_formula = \"bsd\"",
-    "cc = \"dctcp\"\ndctcp_min_cwnd = 0\ninitial_cwnd = 1\nmin_rto = \"10us\"",
+    "cc = \"dctcp\"\ndctcp_min_cwnd = 0\nca_counting = \"segments\"\ninitial_cwnd = 1\nmin_rto = \"10us\"",
 ];
 
 struct Pair {

@@ -2,6 +2,8 @@
 //! and the ECN responses of RFC 3168 and DCTCP (RFC 8257). It decides windows;
 //! it never sends packets.
 
+use crate::config::CaCounting;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
     Off,
@@ -17,7 +19,9 @@ pub struct Cc {
     pub cwnd: u64,
     pub ssthresh: u64,
     mode: EcnMode,
-    /// Congestion-avoidance byte counter (RFC 5681 §3.1, byte counting).
+    counting: CaCounting,
+    /// Congestion-avoidance credit: bytes (CaCounting::Bytes) or segments
+    /// (CaCounting::Segments) acknowledged since cwnd last grew.
     ca_acked: u64,
     /// No new ECN reduction until snd_una passes this (once per window).
     ecn_recover: u64,
@@ -37,11 +41,12 @@ pub struct Cc {
 const INFINITE_SSTHRESH: u64 = u64::MAX / 4;
 
 impl Cc {
-    pub fn new(mode: EcnMode, g: f64, alpha_init: f64, floor_segments: u64) -> Cc {
+    pub fn new(mode: EcnMode, counting: CaCounting, g: f64, alpha_init: f64, floor_segments: u64) -> Cc {
         Cc {
             cwnd: 0,
             ssthresh: INFINITE_SSTHRESH,
             mode,
+            counting,
             ca_acked: 0,
             ecn_recover: 0,
             cwr_pending: false,
@@ -74,6 +79,20 @@ impl Cc {
     pub fn grow(&mut self, acked: u64, mss: u64) {
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(mss);
+        } else if self.counting == CaCounting::Segments {
+            // tcp_cong_avoid_ai with w = floor(cwnd / SMSS) (ns-3 TcpLinuxReno):
+            // at 1.5 segments a segment per ACK, where byte counting needs 1.5.
+            let w = (self.cwnd / mss).max(1);
+            if self.ca_acked >= w {
+                self.ca_acked = 0;
+                self.cwnd += mss;
+            }
+            self.ca_acked += acked / mss;
+            if self.ca_acked >= w {
+                let steps = self.ca_acked / w;
+                self.ca_acked -= steps * w;
+                self.cwnd += steps * mss;
+            }
         } else {
             // One SMSS per cwnd of acknowledged bytes; a stretch ACK covering
             // several windows adds several SMSS at once and leaves less than
@@ -90,7 +109,15 @@ impl Cc {
 
     fn halve(&mut self, flight: u64, mss: u64) {
         self.ssthresh = (flight / 2).max(2 * mss); // RFC 5681 eq. (4)
-        self.ca_acked = 0;
+        self.reset_ca_credit();
+    }
+
+    /// A window reduction forgets byte credit; ns-3's TcpLinuxReno keeps the
+    /// segment count.
+    fn reset_ca_credit(&mut self) {
+        if self.counting == CaCounting::Bytes {
+            self.ca_acked = 0;
+        }
     }
 
     /// Retransmission timeout: RFC 5681 §3.1, cwnd = loss window = 1 SMSS.
@@ -127,7 +154,7 @@ impl Cc {
     /// stays at ssthresh (RFC 6675).
     pub fn exit_recovery(&mut self, flight: u64, mss: u64) {
         self.cwnd = self.ssthresh.min(flight.max(mss) + mss).max(mss);
-        self.ca_acked = 0;
+        self.reset_ca_credit();
     }
 
     /// DCTCP's per-window estimate of the marked fraction (RFC 8257 §3.3).
@@ -167,7 +194,7 @@ impl Cc {
                 let cut = (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
                 self.cwnd = cut.max(self.floor_segments * mss).max(1);
                 self.ssthresh = self.cwnd;
-                self.ca_acked = 0;
+                self.reset_ca_credit();
             }
             EcnMode::Off => unreachable!(),
         }
@@ -203,7 +230,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_congestion_avoidance() {
-        let mut c = Cc::new(EcnMode::Off, 1.0 / 16.0, 1.0, 2);
+        let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 1.0 / 16.0, 1.0, 2);
         c.init(10 * MSS);
         c.grow(2 * MSS, MSS); // one ACK for two segments: +1 SMSS (RFC 5681)
         assert_eq!(c.cwnd, 11 * MSS);
@@ -224,7 +251,7 @@ mod tests {
 
     #[test]
     fn dctcp_alpha_and_cut() {
-        let mut c = Cc::new(EcnMode::Dctcp, 1.0 / 16.0, 1.0, 2);
+        let mut c = Cc::new(EcnMode::Dctcp, CaCounting::Bytes, 1.0 / 16.0, 1.0, 2);
         c.init(100 * MSS);
         // One window fully marked keeps alpha at 1 -> cut by half.
         c.on_ack_bytes(MSS, true, 1 + MSS, 100 * MSS);
@@ -246,7 +273,7 @@ mod tests {
 
     #[test]
     fn newreno_recovery_arithmetic() {
-        let mut c = Cc::new(EcnMode::Off, 0.0625, 1.0, 2);
+        let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2);
         c.init(20 * MSS);
         c.enter_recovery(20 * MSS, MSS, false, 21 * MSS);
         assert_eq!(c.ssthresh, 10 * MSS);
@@ -259,5 +286,35 @@ mod tests {
         assert_eq!(c.cwnd, 6 * MSS);
         c.on_timeout(10 * MSS, MSS);
         assert_eq!((c.cwnd, c.ssthresh), (MSS, 5 * MSS));
+    }
+
+    #[test]
+    fn congestion_avoidance_counts_bytes_or_whole_segments() {
+        // A window of 1.5 segments in congestion avoidance, one segment per ACK.
+        let acks_to_grow = |counting| {
+            let mut c = Cc::new(EcnMode::Off, counting, 0.0625, 1.0, 2);
+            c.init(3 * MSS / 2);
+            c.ssthresh = MSS;
+            (1..).find(|_| {
+                c.grow(MSS, MSS);
+                c.cwnd > 3 * MSS / 2
+            })
+        };
+        // RFC 5681: 1.5 segments' worth of bytes, so the second ACK.
+        assert_eq!(acks_to_grow(CaCounting::Bytes), Some(2));
+        // Linux/ns-3 LinuxReno: w = floor(1.5) = 1 segment, so the first ACK.
+        assert_eq!(acks_to_grow(CaCounting::Segments), Some(1));
+        // At 4 segments both need 4 ACKs.
+        for counting in [CaCounting::Bytes, CaCounting::Segments] {
+            let mut c = Cc::new(EcnMode::Off, counting, 0.0625, 1.0, 2);
+            c.init(4 * MSS);
+            c.ssthresh = MSS;
+            for _ in 0..3 {
+                c.grow(MSS, MSS);
+            }
+            assert_eq!(c.cwnd, 4 * MSS);
+            c.grow(MSS, MSS);
+            assert_eq!(c.cwnd, 5 * MSS);
+        }
     }
 }

@@ -29,7 +29,7 @@ pub mod cc;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CongestionControl, Scenario, SsthreshBasis};
+use crate::config::{CaCounting, CongestionControl, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
@@ -50,6 +50,7 @@ pub struct TcpParams {
     pub limited_transmit: bool,
     pub detect_lost_retransmits: bool,
     pub ssthresh_basis: SsthreshBasis,
+    pub ca_counting: CaCounting,
     pub delack: bool,
     pub delack_count: u32,
     pub delack_timeout: Dur,
@@ -83,6 +84,7 @@ impl TcpParams {
             limited_transmit: t.limited_transmit,
             detect_lost_retransmits: t.detect_lost_retransmits,
             ssthresh_basis: t.ssthresh_basis,
+            ca_counting: t.ca_counting,
             delack: t.delayed_ack.enabled,
             delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
             delack_timeout: t.delayed_ack.timeout.0,
@@ -334,7 +336,7 @@ impl Endpoint {
             app_end: SEQ_DATA_START,
             fin_queued: false,
             snd_wnd: 0,
-            cc: Cc::new(ecn_mode, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64),
+            cc: Cc::new(ecn_mode, p.ca_counting, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64),
             dupacks: 0,
             recovery: Recovery::Open,
             scoreboard: RangeSet::default(),
