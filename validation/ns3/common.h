@@ -57,7 +57,8 @@ AddTcpArgs(CommandLine& cmd, TcpSettings& t)
     cmd.AddValue("initialCwnd", "initial window (segments)", t.initialCwnd);
 }
 
-inline void
+// Returns the segment size it set.
+inline uint32_t
 ApplyTcpDefaults(const TcpSettings& t)
 {
     // MTU 1500: 1460 B payload without timestamps, 1448 B with them (as dcsim).
@@ -100,6 +101,7 @@ ApplyTcpDefaults(const TcpSettings& t)
     {
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
     }
+    return seg;
 }
 
 // 10 Gb/s scaled by 1502/1518 (see above); serialisation of 1502 B = 1214400 ps.

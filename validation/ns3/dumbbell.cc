@@ -109,8 +109,7 @@ main(int argc, char* argv[])
     cmd.AddValue("gbps", "nominal link rate", gbps);
     cmd.AddValue("delay", "propagation delay per link", delay);
     cmd.Parse(argc, argv);
-    ApplyTcpDefaults(tcp);
-    g_segSize = tcp.timestamps ? 1448 : 1460; // as ApplyTcpDefaults
+    g_segSize = ApplyTcpDefaults(tcp);
 
     NodeContainer senders, receiver, sw;
     senders.Create(n);
