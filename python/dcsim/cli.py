@@ -41,7 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = Path(args.scenario) if args.scenario else default_scenario_path()
     try:
         overrides = _overrides(args.set)
-        result = run(scenario, seed=args.seed, overrides=overrides, progress=not args.quiet)
+        result = run(scenario, seed=args.seed, overrides=overrides, preset=args.preset, progress=not args.quiet)
     except ScenarioError as e:
         return _fail(str(e))
     except (Cancelled, KeyboardInterrupt):
@@ -62,6 +62,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{args.scenario}: valid (scenario hash {digest})")
     if args.resolved:
         print(json.dumps(resolved, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_presets(_: argparse.Namespace) -> int:
+    from . import presets
+
+    for name in presets.available():
+        print(name)
+        for key, value in presets.overrides(name).items():
+            print(f"    {key} = {json.dumps(value)}")
     return 0
 
 
@@ -146,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", nargs="?", help="scenario TOML file")
     p.add_argument("--out", default="dcsim-out", help="output directory (default: ./dcsim-out)")
     p.add_argument("--seed", type=int, help="master seed (overrides run.seed)")
+    p.add_argument("--preset", metavar="NAME", help="apply a named bundle of overrides first, e.g. hull/DCTCP-30K (see `dcsim presets`)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a key, e.g. --set tcp.min_rto=1ms")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_run)
@@ -154,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario")
     p.add_argument("--resolved", action="store_true", help="print the resolved scenario (all defaults filled in)")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("presets", help="list the presets (named bundles of overrides) for `run --preset`")
+    p.set_defaults(func=cmd_presets)
 
     p = sub.add_parser("show-default", help="print the default scenario")
     p.set_defaults(func=cmd_show_default)

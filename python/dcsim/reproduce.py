@@ -1,7 +1,9 @@
 """`dcsim reproduce`: run a seed paper's experiment and compare with the
 paper. Writes OUT/NAME/comparison.csv (experiment, metric, condition, paper,
 dcsim, ratio, tolerance, holds, note), OUT/NAME/figures/ and
-OUT/NAME/report.html. Misses stay visible: a row that does not hold says so."""
+OUT/NAME/report.html. A row is a reference number (within a relative
+tolerance of the paper's), a claim (a ratio of two conditions below a bound)
+or a bound (a value within absolute limits). Misses stay visible: a row that does not hold says so."""
 
 from __future__ import annotations
 
@@ -58,6 +60,15 @@ def compare(name: str, spec: dict[str, Any], rows: list[dict[str, Any]]) -> list
         holds = ratio is not None and ratio < claim["below"]
         out.append({"experiment": name, "metric": "claim", "condition": json.dumps({"left": claim["left"], "right": claim["right"]}),
                     "paper": None, "dcsim": ratio, "ratio": ratio, "tolerance": f"< {claim['below']}", "holds": holds, "note": claim["text"]})
+    for bound in spec.get("bound", []):
+        if not ran(bound["condition"]):
+            continue
+        v = _find(rows, bound["metric"], bound["condition"])
+        lo, hi = bound.get("at_least"), bound.get("at_most")
+        holds = v is not None and (lo is None or v >= lo) and (hi is None or v <= hi)
+        limits = " and ".join(t for t in (lo is not None and f">= {lo}", hi is not None and f"<= {hi}") if t)
+        out.append({"experiment": name, "metric": bound["metric"], "condition": json.dumps(bound["condition"]), "paper": bound.get("paper"),
+                    "dcsim": v, "ratio": None, "tolerance": limits, "holds": holds, "note": bound["text"]})
     return out
 
 

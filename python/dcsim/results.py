@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures")
+TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer")
 
 _DTYPES = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "u32": pa.uint32()}
 # Integer columns where -1 means "no value" (written as null).
@@ -57,7 +57,7 @@ class Result:
     """The outcome of one run.
 
     Attributes: ``flows``, ``queries``, ``queues``, ``ports``, ``tcp_trace``,
-    ``captures`` (pyarrow Tables), ``pcaps`` (capture name -> pcap file
+    ``captures``, ``pacer`` (pyarrow Tables), ``pcaps`` (capture name -> pcap file
     bytes), ``summary`` (dict) and ``scenario`` (the resolved scenario, every
     default filled in)."""
 
@@ -67,6 +67,7 @@ class Result:
     ports: pa.Table
     tcp_trace: pa.Table
     captures: pa.Table
+    pacer: pa.Table
 
     def __init__(
         self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any], pcaps: dict[str, bytes] | None = None

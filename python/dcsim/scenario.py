@@ -164,12 +164,23 @@ def resolve(
     source: str | Path | Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
     seed: int | None = None,
+    preset: str | None = None,
 ) -> tuple[Scenario, str]:
-    """Assemble and validate a scenario. Returns (resolved scenario dict with
-    every default filled in, scenario hash). Raises ScenarioError."""
+    """Assemble and validate a scenario: the file, then the preset's
+    overrides, then `overrides`, then `seed`. Returns (resolved scenario
+    dict with every default filled in, scenario hash). Raises ScenarioError."""
     data, base = load_scenario(source)
     if not isinstance(data, dict):
         raise _error("", "a scenario must be a table (a dict)")
+    if preset is not None:
+        from . import presets
+
+        try:
+            bundle = presets.overrides(preset)
+        except KeyError as e:
+            raise _error("preset", e.args[0]) from None
+        for key, value in bundle.items():
+            set_path(data, key, value)
     for key, value in (overrides or {}).items():
         set_path(data, key, value)
     if seed is not None:

@@ -23,6 +23,7 @@ def run(
     *,
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
+    preset: str | None = None,
     out: str | Path | None = None,
     progress: bool = False,
     **kwargs: Any,
@@ -31,13 +32,14 @@ def run(
 
     Overrides are dotted key paths, given as ``overrides={"tcp.cc": "dctcp"}``
     or as keyword arguments with ``__`` for the dots (``tcp__cc="dctcp"``).
-    ``seed`` sets ``run.seed``. With ``out``, the tables and summary are also
+    ``preset`` ("hull/DCTCP-30K", see dcsim.presets) applies a named bundle
+    of overrides before ``overrides``. ``seed`` sets ``run.seed``. With ``out``, the tables and summary are also
     written (atomically) to that directory. The GIL is released while the
     simulation runs.
     """
     merged = dict(overrides or {})
     merged.update(_overrides_from_kwargs(kwargs))
-    resolved, digest = resolve(scenario, merged, seed)
+    resolved, digest = resolve(scenario, merged, seed, preset)
     sim = _core.Simulation(json.dumps(resolved))
     raw = _run_with_progress(sim, show=progress)
     result = Result.from_core(raw, resolved)

@@ -139,6 +139,14 @@ cases = {
  "unknown_sample_ports": BASE + '\n[output]\nqueue_sample_ports = "some"\n',
  "seed_negative": "[run]\nseed = -1\n" + BASE,
  "not_toml": "this is [not toml\n",
+ "phantom_queue_drain_above_line_rate": BASE + '\n[switch.phantom_queue]\ndrain = 1.5\n',
+ "phantom_queue_drain_not_a_rate": BASE + '\n[switch.phantom_queue]\ndrain = true\n',
+ "phantom_queue_without_drain": BASE + '\n[switch.phantom_queue]\nthreshold = "1KB"\n',
+ "phantom_queue_unknown_placement": BASE + '\n[switch.phantom_queue]\ndrain = 0.95\nplacement = "middle"\n',
+ "pacer_unknown_type": BASE + '\n[host.pacer]\ntype = "leaky"\n',
+ "pacer_p_assoc_above_one": BASE + '\n[host.pacer]\ntype = "hull"\np_assoc = 2\n',
+ "pacer_zero_rate_interval": BASE + '\n[host.pacer]\ntype = "hull"\nrate_interval = "0s"\n',
+ "pacer_queue_below_one_frame": BASE + '\n[host.pacer]\ntype = "hull"\nqueue = "100B"\n',
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")
 open("bad_number.csv","w").write("src,dst,bytes,start\n1,0,lots,0\n")

@@ -322,6 +322,9 @@ pub struct SwitchCfg {
     /// Admission / marking on enqueue at every switch egress port.
     #[serde(default)]
     pub aqm: Aqm,
+    /// A phantom queue (HULL) beside every switch egress port.
+    #[serde(default)]
+    pub phantom_queue: Option<PhantomQueueCfg>,
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
@@ -333,9 +336,62 @@ impl Default for SwitchCfg {
             buffer: default_switch_buffer(),
             shared_buffer: None,
             aqm: Aqm::default(),
+            phantom_queue: None,
             routing: Routing::default(),
         }
     }
+}
+
+/// Phantom queue (seed 000 §II-A, seed 001; see crate::phantom).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhantomQueueCfg {
+    /// Drain rate: a fraction of the port's line rate (0.95) or a rate ("900Mbps").
+    pub drain: PhantomDrain,
+    /// Mark when the counter exceeds this many bytes.
+    #[serde(default = "default_pq_threshold")]
+    pub threshold: Bytes,
+    /// Where the counter sees packets: leaving the real queue (HULL, seed 000)
+    /// or arriving at it (seed 001's Linux RED variant).
+    #[serde(default)]
+    pub placement: PqPlacement,
+    /// Keep the port's own AQM marking as well (its drops always stay).
+    #[serde(default)]
+    pub port_marking: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PhantomDrain {
+    Fraction(f64),
+    Rate(RateV),
+}
+impl Serialize for PhantomDrain {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PhantomDrain::Fraction(g) => s.serialize_f64(*g),
+            PhantomDrain::Rate(r) => r.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PhantomDrain {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Number(n) => Ok(PhantomDrain::Fraction(n.as_f64().unwrap_or(f64::NAN))),
+            serde_json::Value::String(s) => crate::units::parse_rate(&s).map(|r| PhantomDrain::Rate(RateV(r))).map_err(D::Error::custom),
+            other => Err(D::Error::custom(format!(
+                "invalid drain {other}: expected a fraction of the line rate like 0.95 or a rate like \"900Mbps\""
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PqPlacement {
+    #[default]
+    Departure,
+    Arrival,
 }
 
 /// Dynamic thresholds (Choudhury & Hahne, ToN 1998; Broadcom's "alpha"): a
@@ -415,6 +471,49 @@ pub struct HostCfg {
     /// docs/models/network.md).
     #[serde(default)]
     pub rtt_variation: Option<RttVariation>,
+    /// A pacer between the TCP stack and the NIC queue of every host.
+    #[serde(default)]
+    pub pacer: Option<Pacer>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Pacer {
+    Hull(HullPacerCfg),
+}
+tagged_deserialize!(Pacer, "pacer", { "hull" => Hull });
+
+/// The HULL pacer (seed 000 §II-C, Table I; see crate::pacer). Defaults are
+/// the paper's and its ns-2 code's (reference §3.3).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HullPacerCfg {
+    /// Token bucket depth.
+    #[serde(default = "default_pacer_bucket")]
+    pub bucket: Bytes,
+    /// Tokens are added every `refill_interval` (at the current rate).
+    #[serde(default = "default_pacer_refill")]
+    pub refill_interval: DurV,
+    /// T_r: the rate is re-estimated this often.
+    #[serde(default = "default_pacer_rate_interval")]
+    pub rate_interval: DurV,
+    #[serde(default = "default_pacer_eta")]
+    pub eta: f64,
+    /// Per second: the rate grows by beta x (bits queued in the pacer).
+    #[serde(default = "default_pacer_beta")]
+    pub beta: f64,
+    /// Probability that a packet sent after an ECN echo associates its flow.
+    #[serde(default = "default_pacer_p_assoc")]
+    pub p_assoc: f64,
+    /// T_i: a flow is released this long after its last association.
+    #[serde(default = "default_pacer_release")]
+    pub release_after: DurV,
+    /// Rate before the first estimate (the seed's ns-2 script: 100 Mb/s).
+    #[serde(default = "default_pacer_initial_rate")]
+    pub initial_rate: RateV,
+    /// The pacer's own queue (associated flows only); arrivals beyond it are dropped.
+    #[serde(default = "default_pacer_queue")]
+    pub queue: QSize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -575,6 +674,11 @@ pub struct TcpCfg {
     pub delayed_ack: DelayedAck,
     #[serde(default)]
     pub nagle: bool,
+    /// RFC 5681 §4.1: after sending nothing for longer than the RTO, restart
+    /// from cwnd = min(IW, cwnd) (Linux's tcp_slow_start_after_idle, ns-2's
+    /// slow_start_restart_). ns-3 does not restart.
+    #[serde(default = "yes")]
+    pub restart_after_idle: bool,
     /// MSS option to advertise (and the largest segment to send, less TCP
     /// options). Default: MTU - 40.
     #[serde(default)]
@@ -991,6 +1095,36 @@ fn one() -> u64 {
 fn one_u32() -> u32 {
     1
 }
+fn default_pq_threshold() -> Bytes {
+    Bytes(1000)
+}
+fn default_pacer_bucket() -> Bytes {
+    Bytes(3000)
+}
+fn default_pacer_refill() -> DurV {
+    DurV(Dur::from_us(16))
+}
+fn default_pacer_rate_interval() -> DurV {
+    DurV(Dur::from_us(64))
+}
+fn default_pacer_eta() -> f64 {
+    0.125
+}
+fn default_pacer_beta() -> f64 {
+    16.0
+}
+fn default_pacer_p_assoc() -> f64 {
+    0.125
+}
+fn default_pacer_release() -> DurV {
+    DurV(Dur::from_ms(10))
+}
+fn default_pacer_initial_rate() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(100_000_000))
+}
+fn default_pacer_queue() -> QSize {
+    QSize::Packets(1000)
+}
 fn one_f() -> f64 {
     1.0
 }
@@ -1215,6 +1349,41 @@ impl Scenario {
                     return Err(err("switch.aqm.weight", format!("weight {weight} is out of range: allowed (0, 1]")));
                 }
             }
+        }
+        if let Some(pq) = &self.switch.phantom_queue {
+            match pq.drain {
+                PhantomDrain::Fraction(g) if !(g > 0.0 && g <= 1.0) => {
+                    return Err(err("switch.phantom_queue.drain", format!("{g} is out of range: a fraction of the line rate in (0, 1], or a rate like \"900Mbps\"")));
+                }
+                PhantomDrain::Rate(r) if r.0.bps == 0 => {
+                    return Err(err("switch.phantom_queue.drain", "the drain rate must be greater than zero"));
+                }
+                _ => {}
+            }
+        }
+        if let Some(Pacer::Hull(h)) = &self.host.pacer {
+            let path = |k: &str| format!("host.pacer.{k}");
+            for (key, d) in [("refill_interval", h.refill_interval), ("rate_interval", h.rate_interval), ("release_after", h.release_after)] {
+                if d.0 < Dur::from_ns(1) {
+                    return Err(err(path(key), format!("{} is too short: allowed at least 1ns", crate::units::dur_string(d.0))));
+                }
+            }
+            if h.bucket.0 == 0 {
+                return Err(err(path("bucket"), "the bucket must hold at least one byte"));
+            }
+            if h.initial_rate.0.bps == 0 {
+                return Err(err(path("initial_rate"), "the initial rate must be greater than zero"));
+            }
+            if !(h.eta > 0.0 && h.eta <= 1.0) {
+                return Err(err(path("eta"), format!("{} is out of range: allowed (0, 1]", h.eta)));
+            }
+            if !(h.beta >= 0.0 && h.beta <= 1e9) {
+                return Err(err(path("beta"), format!("{} is out of range: allowed [0, 1e9] per second", h.beta)));
+            }
+            if !(0.0..=1.0).contains(&h.p_assoc) {
+                return Err(err(path("p_assoc"), format!("{} is out of range: allowed [0, 1]", h.p_assoc)));
+            }
+            check_capacity("host.pacer.queue", h.queue)?;
         }
         let tcp = &self.tcp;
         if tcp.initial_cwnd == 0 || tcp.initial_cwnd > 1000 {

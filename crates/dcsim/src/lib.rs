@@ -10,8 +10,10 @@
 pub mod aqm;
 pub mod config;
 pub mod ideal;
+pub mod pacer;
 pub mod packet;
 pub mod pcap;
+pub mod phantom;
 pub mod port;
 pub mod results;
 pub mod tcp;

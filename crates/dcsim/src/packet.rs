@@ -89,6 +89,9 @@ pub struct Packet {
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// This data segment is a retransmission (for counters only; not on the wire).
     pub is_retx: bool,
+    /// The sender's last ACK carried ECE (ns-2's `gotecnecho`, read by a HULL
+    /// pacer; not on the wire).
+    pub got_ecn_echo: bool,
     /// This pure ACK repeats the acknowledgement number and window of the
     /// previous segment its sender sent (a duplicate ACK; counters only).
     pub is_dup_ack: bool,

@@ -6,7 +6,9 @@
 //! (`LinkArrive`), so the event heap stays small.
 
 use crate::aqm::{Aqm, QueueView, Verdict};
-use crate::packet::{Ecn, PacketPool, PktId};
+use crate::config::PqPlacement;
+use crate::packet::{Ecn, Packet, PacketPool, PktId};
+use crate::phantom::PhantomQueue;
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rate, Rng, SimTime};
 use std::collections::VecDeque;
@@ -26,6 +28,8 @@ pub struct PortStats {
     /// Frames lost on the wire (random link loss).
     pub link_losses: u64,
     pub marks: u64,
+    /// Of `marks`, those set by the phantom queue.
+    pub pq_marks: u64,
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
 }
@@ -58,6 +62,8 @@ pub struct Port {
     pub delay: Dur,
     pub capacity: Capacity,
     pub aqm: Aqm,
+    /// A phantom queue beside the port (HULL), if configured.
+    pub pq: Option<PhantomQueue>,
     queue: VecDeque<PktId>,
     queue_bytes: u64,
     /// Frame being serialised, if any.
@@ -96,6 +102,7 @@ impl Port {
             delay,
             capacity,
             aqm,
+            pq: None,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transmitting: None,
@@ -128,18 +135,16 @@ impl Port {
         let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
+        if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Arrival) {
+            self.pass_phantom(now, pkt);
+        }
         match self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()) {
             Verdict::Drop => {
                 self.stats.drops += 1;
                 return Offer::Dropped;
             }
-            Verdict::Mark => {
-                if pkt.ecn != Ecn::Ce {
-                    pkt.ecn = Ecn::Ce;
-                    self.stats.marks += 1;
-                }
-            }
-            Verdict::Enqueue => {}
+            Verdict::Mark if self.pq.as_ref().is_none_or(|q| q.port_marking) => self.mark(pkt),
+            Verdict::Mark | Verdict::Enqueue => {}
         }
         let full = match self.capacity {
             Capacity::Unlimited => false,
@@ -162,7 +167,7 @@ impl Port {
         pkt.enqueued_at = now;
         self.stats.enqueued += 1;
         if self.transmitting.is_none() && self.queue.is_empty() {
-            self.transmitting = Some(id);
+            self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
         self.queue.push_back(id);
@@ -170,6 +175,33 @@ impl Port {
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
         Offer::Queued
+    }
+
+    fn mark(&mut self, pkt: &mut Packet) {
+        if pkt.ecn != Ecn::Ce {
+            pkt.ecn = Ecn::Ce;
+            self.stats.marks += 1;
+        }
+    }
+
+    /// Feed the phantom queue; it marks ECN-capable packets only (others
+    /// pass unmarked: it never drops).
+    #[inline]
+    fn pass_phantom(&mut self, now: SimTime, pkt: &mut Packet) {
+        let Some(q) = &mut self.pq else { return };
+        if q.pass(now, pkt.wire_bytes as u64) && pkt.ecn.is_ect() {
+            self.stats.pq_marks += 1;
+            self.mark(pkt);
+        }
+    }
+
+    /// `id` leaves the queue for the wire: a departure-side phantom queue sees it here.
+    #[inline]
+    fn begin_tx(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) {
+        if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Departure) {
+            self.pass_phantom(now, pool.get_mut(id));
+        }
+        self.transmitting = Some(id);
     }
 
     /// Take every waiting frame (the link failed); the caller frees them.
@@ -196,7 +228,7 @@ impl Port {
     /// The current frame finished serialising: put it on the wire (unless
     /// random loss takes it), and start the next one if any.
     #[inline]
-    pub fn finish_tx(&mut self, now: SimTime, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> TxDone {
+    pub fn finish_tx(&mut self, now: SimTime, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
         let bytes = pool.get(id).wire_bytes as u64;
         self.held_bytes -= bytes;
@@ -220,7 +252,7 @@ impl Port {
         let started_next = match self.queue.pop_front() {
             Some(next) => {
                 self.queue_bytes -= pool.get(next).wire_bytes as u64;
-                self.transmitting = Some(next);
+                self.begin_tx(now, next, pool);
                 true
             }
             None => {

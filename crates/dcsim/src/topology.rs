@@ -3,6 +3,7 @@
 
 use crate::aqm::Aqm;
 use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
+use crate::phantom::PhantomQueue;
 use crate::port::{Capacity, Port, SharedBuffer};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
 
@@ -22,6 +23,7 @@ pub mod streams {
     pub const RTT_VARIATION: u32 = 6;
     pub const SEARCH: u32 = 7;
     pub const REQUESTS: u32 = 8;
+    pub const PACER: u32 = 9;
 }
 
 pub struct Network {
@@ -86,6 +88,9 @@ impl<'a> Builder<'a> {
             }
         };
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
+        if let (NodeKind::Switch, Some(pq)) = (self.net.kinds[node as usize], &s.switch.phantom_queue) {
+            port.pq = Some(PhantomQueue::new(pq, rate));
+        }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
         }

@@ -57,6 +57,9 @@ def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
     return fig
 
 
+from .hull import RUNNERS as _HULL  # noqa: E402
+
 RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]]] = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
+    **_HULL,
 }

@@ -55,6 +55,7 @@ pub struct TcpParams {
     pub delack_count: u32,
     pub delack_timeout: Dur,
     pub nagle: bool,
+    pub restart_after_idle: bool,
     pub rcv_buffer: u64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
@@ -89,6 +90,7 @@ impl TcpParams {
             delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
             delack_timeout: t.delayed_ack.timeout.0,
             nagle: t.nagle,
+            restart_after_idle: t.restart_after_idle,
             rcv_buffer: t.rcv_buffer.0,
             dctcp_g: t.dctcp_g,
             dctcp_alpha_init: t.dctcp_alpha_init,
@@ -293,6 +295,10 @@ pub struct Endpoint {
     ce_state: bool,
     /// Classic ECN: ECE latched until CWR arrives (RFC 3168 §6.1.3).
     ece_latched: bool,
+    /// The last ACK this sender took had ECE (reported to a HULL pacer).
+    last_ack_ece: bool,
+    /// When this side last sent a data segment (for the restart after idle).
+    last_data_sent: Option<SimTime>,
     pub delack_timer: Timer,
 
     pub stats: TcpStats,
@@ -358,6 +364,8 @@ impl Endpoint {
             ack_now: false,
             ce_state: false,
             ece_latched: false,
+            last_ack_ece: false,
+            last_data_sent: None,
             delack_timer: Timer::default(),
             stats: TcpStats::default(),
         }
@@ -416,6 +424,7 @@ impl Endpoint {
             src_host: self.host,
             dst_host: self.peer_host,
             flow_hash: self.flow_hash,
+            got_ecn_echo: self.last_ack_ece,
             ..Default::default()
         };
         if self.ts_ok {
@@ -616,6 +625,21 @@ impl Endpoint {
         }
     }
 
+    /// RFC 5681 §4.1: new data after an idle period longer than the RTO
+    /// starts from the restart window, min(IW, cwnd).
+    fn restart_if_idle(&mut self, now: SimTime, p: &TcpParams) {
+        let idle = self.snd_una == self.snd_max && self.snd_max < self.app_end && self.recovery == Recovery::Open;
+        if !(p.restart_after_idle && idle) {
+            return;
+        }
+        if let Some(last) = self.last_data_sent {
+            if now.since(last) > self.rtt.rto(&p.rtt) {
+                let iw = p.initial_cwnd as u64 * self.mss as u64;
+                self.cc.cwnd = self.cc.cwnd.min(iw);
+            }
+        }
+    }
+
     fn init_cwnd(&mut self, p: &TcpParams) {
         // RFC 5681 §3.1: if the SYN or SYN-ACK was retransmitted, IW = 1 segment.
         let iw = if self.syn_retransmitted { 1 } else { p.initial_cwnd as u64 };
@@ -801,6 +825,7 @@ impl Endpoint {
             return; // acknowledges something never sent
         }
         let ece = self.ecn_ok && pkt.has(flags::ECE);
+        self.last_ack_ece = ece;
         let old_wnd = self.snd_wnd;
         let snd_una_before = self.snd_una;
         if ack >= self.snd_una {
@@ -1022,6 +1047,7 @@ impl Endpoint {
         }
         if pkt.payload > 0 {
             pkt.flags |= flags::PSH * (end == self.app_end) as u8;
+            self.last_data_sent = Some(now);
         }
         self.fill_ack(&mut pkt, p);
         if self.ecn_ok {
@@ -1160,6 +1186,7 @@ impl Endpoint {
     /// snd_una + min(cwnd, rwnd).
     fn send_window(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         let mss = self.mss as u64;
+        self.restart_if_idle(now, p);
         let limited_transmit =
             if p.limited_transmit && self.recovery == Recovery::Open && self.dupacks > 0 && self.dupacks < p.dupthresh {
                 self.dupacks as u64 * mss // RFC 3042: one new segment per duplicate ACK
@@ -1494,6 +1521,25 @@ mod tests {
         seg[0].ecn = Ecn::Ce;
         let ack = pair.to(1, &seg[0]).remove(0);
         assert_eq!(pair.to(0, &ack).len(), 2);
+    }
+
+    #[test]
+    fn new_data_after_an_idle_rto_restarts_from_the_initial_window() {
+        // RFC 5681 §4.1. Grow cwnd from 2 to 4 segments, go idle, then write again.
+        let send_after_idle = |conf: &str, idle: Dur| {
+            let mut pair = Pair::connected(params(conf));
+            for seg in pair.write(0, 2 * pair.ep[0].mss as u64) {
+                let ack = pair.to(1, &seg);
+                pair.to(0, &ack[0]);
+            }
+            assert_eq!(pair.ep[0].cc.cwnd, 4 * pair.ep[0].mss as u64);
+            pair.now += idle;
+            pair.write(0, 20 * pair.ep[0].mss as u64).len()
+        };
+        let base = "initial_cwnd = 2\nmin_rto = \"10ms\"\ndelayed_ack = { enabled = false }";
+        assert_eq!(send_after_idle(base, Dur::from_ms(20)), 2, "idle longer than the RTO: IW");
+        assert_eq!(send_after_idle(base, Dur::from_ms(5)), 4, "idle shorter than the RTO: cwnd kept");
+        assert_eq!(send_after_idle(&format!("{base}\nrestart_after_idle = false"), Dur::from_ms(20)), 4);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use crate::config::{
     Workload,
 };
 use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
+use crate::pacer::{Admit, HullPacer, PacerFlow};
 use crate::packet::{Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
@@ -52,6 +53,8 @@ enum Ev {
     SearchServed { app: u32, server: u32 },
     /// Requests app: open the closed-loop connections, or the next Poisson request.
     Request(u32),
+    /// A host's pacer may release its head packet (or its rate update moves it).
+    Pacer { host: u32, generation: u32 },
     /// A link (given by one of its ports) fails or recovers.
     Link { port: u32, up: bool },
     Sample,
@@ -177,6 +180,11 @@ pub struct World<'a> {
     conn_class: Vec<u8>,
     delay_lines: Vec<VecDeque<(SimTime, PktId)>>,
     class_rng: Rng,
+    /// Per host: its pacer (empty when none is configured); per endpoint:
+    /// its association and counters; scratch for released packets.
+    pacers: Vec<HullPacer>,
+    pacer_flows: Vec<PacerFlow>,
+    released: Vec<PktId>,
     /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
     capture_at: Vec<u32>,
     /// Flow filters of captures, resolved to connections when flows start.
@@ -206,6 +214,7 @@ impl<'a> World<'a> {
             captures.push(Capture::new(c.file_name(), port, c.flow.is_some(), c.snaplen));
             capture_flow.push(c.flow);
         }
+        let net_hosts = net.num_hosts;
         let mut w = World {
             scenario: s,
             q: EventQueue::new(),
@@ -238,6 +247,14 @@ impl<'a> World<'a> {
             conn_class: Vec::new(),
             delay_lines: Vec::new(),
             class_rng: Rng::stream(s.run.seed, StreamId { kind: streams::RTT_VARIATION, index: 0 }),
+            pacers: match &s.host.pacer {
+                Some(crate::config::Pacer::Hull(cfg)) => (0..net_hosts)
+                    .map(|h| HullPacer::new(cfg, Rng::stream(s.run.seed, StreamId { kind: streams::PACER, index: h as u64 })))
+                    .collect(),
+                None => Vec::new(),
+            },
+            pacer_flows: Vec::new(),
+            released: Vec::new(),
             capture_at,
             capture_flow,
             packets_created: 0,
@@ -329,6 +346,9 @@ impl<'a> World<'a> {
         }
         self.eps.push(Endpoint::new(conn, 0, client, server, hash, isn_a, &self.tcp));
         self.eps.push(Endpoint::new(conn, 1, server, client, hash, isn_b, &self.tcp));
+        if !self.pacers.is_empty() {
+            self.pacer_flows.extend([PacerFlow::default(); 2]);
+        }
         conn
     }
 
@@ -373,7 +393,7 @@ impl<'a> World<'a> {
             Ev::TxDone(port) => {
                 let p = &mut self.net.ports[port as usize];
                 let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
-                let done = p.finish_tx(now, &self.pool, shared);
+                let done = p.finish_tx(now, &mut self.pool, shared);
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
                 }
@@ -436,6 +456,21 @@ impl<'a> World<'a> {
             Ev::SearchQuery(app) => self.search_query(now, app),
             Ev::SearchServed { app, server } => self.search_served(now, app, server),
             Ev::Request(app) => self.request_event(now, app),
+            Ev::Pacer { host, generation } => {
+                let pacer = &mut self.pacers[host as usize];
+                if generation != pacer.generation {
+                    return; // superseded
+                }
+                pacer.scheduled = None;
+                let mut released = std::mem::take(&mut self.released);
+                pacer.release_due(now, &mut released);
+                let nic = self.net.nic(host);
+                for id in released.drain(..) {
+                    self.enqueue(now, nic, id);
+                }
+                self.released = released;
+                self.wake_pacer(host);
+            }
             Ev::Link { port, up } => {
                 for id in self.net.set_link(port, up, &self.pool) {
                     self.pool.free(id);
@@ -449,8 +484,7 @@ impl<'a> World<'a> {
                     self.q.schedule(next, Ev::HostDelay(line));
                 }
                 let host = line / self.delay_classes.len() as u32;
-                let nic = self.net.nic(host);
-                self.enqueue(now, nic, id);
+                self.to_nic(now, host, id);
             }
             Ev::Sample => {
                 let t = now.as_secs_f64();
@@ -551,9 +585,8 @@ impl<'a> World<'a> {
         }
         let mut out = std::mem::take(&mut self.out);
         self.eps[ep as usize].flush(now, &self.tcp, &mut out);
-        let nic = self.net.nic(self.eps[ep as usize].host);
         for pkt in out.packets.drain(..) {
-            self.inject(now, nic, pkt);
+            self.inject(now, pkt);
         }
         out.delivered = 0;
         out.established = false;
@@ -567,7 +600,7 @@ impl<'a> World<'a> {
         }
     }
 
-    fn inject(&mut self, now: SimTime, nic: u32, mut pkt: Packet) {
+    fn inject(&mut self, now: SimTime, mut pkt: Packet) {
         pkt.finalize_size(self.preamble_ifg);
         self.packets_created += 1;
         let (host, class) = (pkt.src_host, self.delay_class(pkt.conn, pkt.side));
@@ -580,7 +613,41 @@ impl<'a> World<'a> {
                 }
                 self.delay_lines[line].push_back((now + d, id));
             }
-            _ => self.enqueue(now, nic, id),
+            _ => self.to_nic(now, host, id),
+        }
+    }
+
+    /// A host's packet goes to its NIC queue, through the pacer if there is one.
+    #[inline]
+    fn to_nic(&mut self, now: SimTime, host: u32, id: PktId) {
+        if self.pacers.is_empty() {
+            let nic = self.net.nic(host);
+            return self.enqueue(now, nic, id);
+        }
+        let pkt = self.pool.get(id);
+        let (bytes, echo, ep) = (pkt.wire_bytes as u64, pkt.got_ecn_echo, pkt.conn * 2 + pkt.side as u32);
+        match self.pacers[host as usize].offer(now, id, bytes, echo, &mut self.pacer_flows[ep as usize]) {
+            Admit::Send => {
+                let nic = self.net.nic(host);
+                self.enqueue(now, nic, id);
+            }
+            Admit::Held => self.wake_pacer(host),
+            Admit::Dropped => {
+                self.pool.free(id);
+                self.packets_dropped += 1;
+            }
+        }
+    }
+
+    /// Make sure the pacer's next action has an event.
+    fn wake_pacer(&mut self, host: u32) {
+        let pacer = &mut self.pacers[host as usize];
+        if let Some(t) = pacer.next_event() {
+            if pacer.scheduled != Some(t) {
+                pacer.generation = pacer.generation.wrapping_add(1);
+                pacer.scheduled = Some(t);
+                self.q.schedule(t, Ev::Pacer { host, generation: pacer.generation });
+            }
         }
     }
 

@@ -157,6 +157,7 @@ impl World<'_> {
             .col("drops", Col::U64(ports.iter().map(|p| p.stats.drops).collect()))
             .col("link_losses", Col::U64(ports.iter().map(|p| p.stats.link_losses).collect()))
             .col("ecn_marks", Col::U64(ports.iter().map(|p| p.stats.marks).collect()))
+            .col("pq_marks", Col::U64(ports.iter().map(|p| p.stats.pq_marks).collect()))
             .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
             .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
     }
@@ -186,6 +187,33 @@ impl World<'_> {
             .col("dctcp_alpha", Col::F64(rows.iter().map(|r| r.alpha).collect()))
     }
 
+    /// The workload a connection belongs to.
+    fn conn_workload(&self, conn: u32) -> u32 {
+        match self.conn_app[conn as usize] {
+            ConnApp::Bulk { flow } => self.flows[flow as usize].workload,
+            ConnApp::Incast { app, .. } => self.incast[app as usize].workload,
+            ConnApp::Search { app, .. } => self.search[app as usize].workload,
+            ConnApp::Requests { app, .. } => self.requests[app as usize].workload,
+        }
+    }
+
+    /// Per sending endpoint that passed a pacer: its association counters.
+    fn pacer_table(&self) -> Table {
+        let end = self.q.now();
+        let rows: Vec<(u32, &PacerFlow)> = self.pacer_flows.iter().enumerate().filter(|(_, f)| f.packets > 0).map(|(i, f)| (i as u32, f)).collect();
+        let u64s = |get: fn(&PacerFlow) -> u64| Col::U64(rows.iter().map(|(_, f)| get(f)).collect());
+        Table::new("pacer")
+            .col("host", Col::U32(rows.iter().map(|(ep, _)| self.eps[*ep as usize].host).collect()))
+            .col("conn", Col::U32(rows.iter().map(|(ep, _)| ep / 2).collect()))
+            .col("side", Col::U32(rows.iter().map(|(ep, _)| ep % 2).collect()))
+            .col("workload", Col::U32(rows.iter().map(|(ep, _)| self.conn_workload(ep / 2)).collect()))
+            .col("packets", u64s(|f| f.packets))
+            .col("echo_packets", u64s(|f| f.echo_packets))
+            .col("associations", u64s(|f| f.associations))
+            .col("releases", Col::U64(rows.iter().map(|(_, f)| f.releases_at(end)).collect()))
+            .col("paced_packets", u64s(|f| f.paced_packets))
+    }
+
     /// Build the result tables and summary (consumes the samples and traces).
     pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
         let flows = self.flows_table();
@@ -193,6 +221,7 @@ impl World<'_> {
         let ports = self.ports_table();
         let queues = self.queues_table();
         let trace = self.trace_table();
+        let pacer = self.pacer_table();
         let sim_s = self.q.now().as_secs_f64();
         let events = self.q.events_executed();
         let mut m = serde_json::Map::new();
@@ -214,6 +243,7 @@ impl World<'_> {
         m.insert("flows".into(), json!(self.flows.len()));
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.end.is_some()).count()));
         m.insert("queries_completed".into(), json!(self.queries.len()));
+        m.insert("pacer_drops".into(), json!(self.pacers.iter().map(|p| p.drops).sum::<u64>()));
         let caps = std::mem::take(&mut self.captures);
         let counts: Vec<_> = caps.iter().map(|c| c.counts).collect();
         let captures = Table::new("captures")
@@ -226,6 +256,6 @@ impl World<'_> {
             .col("ece", Col::U64(counts.iter().map(|c| c.ece).collect()))
             .col("cwr", Col::U64(counts.iter().map(|c| c.cwr).collect()));
         let pcaps = caps.into_iter().map(|c| (c.name.clone(), c.into_bytes())).collect();
-        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures], summary: m, pcaps }
+        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures, pacer], summary: m, pcaps }
     }
 }
