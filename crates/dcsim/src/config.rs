@@ -358,6 +358,19 @@ pub struct PhantomQueueCfg {
     /// Keep the port's own AQM marking as well (its drops always stay).
     #[serde(default)]
     pub port_marking: bool,
+    /// How a packet enters the counter: all at once ("packet", seed 000's
+    /// ns-2 and seed 001's Linux code) or bit by bit at the line rate while
+    /// the counter drains ("serialised": a queue in series with the link).
+    #[serde(default)]
+    pub counting: PqCounting,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PqCounting {
+    #[default]
+    Packet,
+    Serialised,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1555,7 +1568,8 @@ impl Scenario {
                             }
                         }
                         (RequestArrival::Poisson, l) => {
-                            return Err(err(format!("{p}.load"), format!("{l:?}: Poisson requests need a load in (0, 10] (a fraction of the client's link)")))
+                            let got = l.map_or("no load".to_string(), |l| format!("load {l}"));
+                            return Err(err(format!("{p}.load"), format!("{got}: Poisson requests need a load in (0, 10] (a fraction of the client's link)")))
                         }
                         (RequestArrival::ClosedLoop, Some(_)) => return Err(err(format!("{p}.load"), "closed-loop requests have no load")),
                         (RequestArrival::ClosedLoop, None) => {

@@ -11,7 +11,7 @@
 //! ../shared/reference/mechanisms.md §3.2. docs/models/hull.md lists the
 //! deviations.
 
-use crate::config::{PhantomDrain, PhantomQueueCfg, PqPlacement};
+use crate::config::{PhantomDrain, PhantomQueueCfg, PqCounting, PqPlacement};
 use dcsim_engine::{Rate, SimTime};
 
 pub struct PhantomQueue {
@@ -20,6 +20,10 @@ pub struct PhantomQueue {
     pub placement: PqPlacement,
     /// Keep the port's own AQM marking (off by default: the PQ marks instead).
     pub port_marking: bool,
+    /// With "serialised" counting: the fraction of a packet left after the
+    /// drain during its own transmission (1 - drain / line rate); else 1.
+    kept_fraction: f64,
+    serialise_at: Option<Rate>,
     /// Virtual backlog in bytes after the last packet, and when that was.
     counter: f64,
     last: SimTime,
@@ -36,6 +40,11 @@ impl PhantomQueue {
             threshold: cfg.threshold.0 as f64,
             placement: cfg.placement,
             port_marking: cfg.port_marking,
+            kept_fraction: match cfg.counting {
+                PqCounting::Packet => 1.0,
+                PqCounting::Serialised => (1.0 - drain_bps / line_rate.bps as f64).max(0.0),
+            },
+            serialise_at: (cfg.counting == PqCounting::Serialised).then_some(line_rate),
             counter: 0.0,
             last: SimTime::ZERO,
         }
@@ -43,12 +52,17 @@ impl PhantomQueue {
 
     /// A packet of `bytes` passes the counter at `now`: drain what the
     /// virtual server sent since the last packet, add this one, and say
-    /// whether it is to be marked.
+    /// whether it is to be marked. Serialised counting evaluates the counter
+    /// as the packet's last bit enters it, so the drain resumes from then.
     #[inline]
     pub fn pass(&mut self, now: SimTime, bytes: u64) -> bool {
-        let drained = self.drain_bps * now.since(self.last).as_secs_f64() / 8.0;
-        self.counter = (self.counter - drained).max(0.0) + bytes as f64;
-        self.last = now;
+        let idle_ps = now.ps().saturating_sub(self.last.ps());
+        let drained = self.drain_bps * idle_ps as f64 * 1e-12 / 8.0;
+        self.counter = (self.counter - drained).max(0.0) + bytes as f64 * self.kept_fraction;
+        self.last = match self.serialise_at {
+            Some(rate) => now + rate.tx_time(bytes),
+            None => now,
+        };
         self.counter > self.threshold
     }
 
@@ -65,7 +79,7 @@ mod tests {
     use dcsim_engine::Dur;
 
     fn pq(drain: PhantomDrain, threshold: u64) -> PhantomQueue {
-        let cfg = PhantomQueueCfg { drain, threshold: Bytes(threshold), placement: PqPlacement::Departure, port_marking: false };
+        let cfg = PhantomQueueCfg { drain, threshold: Bytes(threshold), placement: PqPlacement::Departure, port_marking: false, counting: PqCounting::Packet };
         PhantomQueue::new(&cfg, Rate::from_bps(1_000_000_000))
     }
 
@@ -82,6 +96,27 @@ mod tests {
             assert!((q.counter() - (1000.0 + 50.0 * k as f64)).abs() < 1e-6, "k={k}: {}", q.counter());
             assert!(marked);
         }
+    }
+
+    #[test]
+    fn serialised_counting_keeps_only_what_the_drain_misses() {
+        // A queue in series with the link: a 1000 B frame at 1 Gb/s takes 8 us,
+        // during which 95 % drain 950 B; back-to-back frames add 50 B each.
+        let cfg = PhantomQueueCfg {
+            drain: PhantomDrain::Fraction(0.95),
+            threshold: Bytes(1010),
+            placement: PqPlacement::Departure,
+            port_marking: false,
+            counting: PqCounting::Serialised,
+        };
+        let mut q = PhantomQueue::new(&cfg, Rate::from_bps(1_000_000_000));
+        let mut t = SimTime::ZERO;
+        for k in 1..=20u64 {
+            assert!(!q.pass(t, 1000), "frame {k}");
+            assert!((q.counter() - 50.0 * k as f64).abs() < 1e-6);
+            t = t + Dur::from_us(8);
+        }
+        assert!(q.pass(t, 1000), "the 21st back-to-back frame crosses 1010 B");
     }
 
     #[test]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -18,8 +19,8 @@ from typing import Any, Callable
 from ..analysis import percentile
 
 Rows = list[dict[str, Any]]
-# (condition, scenario path, preset, overrides)
-Job = tuple[dict[str, Any], str, str | None, dict[str, Any]]
+# (condition, scenario (path or dict), preset, overrides)
+Job = tuple[dict[str, Any], str | dict[str, Any], str | None, dict[str, Any]]
 
 
 def _run_jobs(jobs: list[Job], measure: Callable[[Any, dict[str, Any], dict[str, Any]], Rows], spec: dict[str, Any]) -> Rows:
@@ -67,9 +68,11 @@ def _schemes(spec: dict[str, Any], quick: bool) -> list[str]:
     return spec["quick_schemes" if quick else "schemes"]
 
 
-def _preset_overrides(spec: dict[str, Any], scheme: str) -> dict[str, Any]:
-    """Per-experiment changes to a scheme (e.g. the static runs' 900 Mb/s PQ drain)."""
-    return dict(spec.get("scheme_overrides", {}).get(scheme, {}))
+def _scheme(spec: dict[str, Any], scheme: str) -> tuple[str, dict[str, Any]]:
+    """A scheme's preset and the experiment's changes to it (e.g. the static
+    runs' 900 Mb/s PQ drain); a variant names its preset in `scheme_preset`."""
+    preset = spec.get("scheme_preset", {}).get(scheme, scheme)
+    return f"hull/{preset}", dict(spec.get("scheme_overrides", {}).get(scheme, {}))
 
 
 # ---- hull-static: Fig. 1b / 1c -------------------------------------------------------
@@ -93,7 +96,8 @@ def hull_static(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
         for n in spec["quick_flows" if quick else "flows"]:
             for scheme in _schemes(spec, quick):
                 ov = {"topology.link_delay": delay, "workload[0].src": f"1..{n + 1}", "run.duration": spec["quick_duration" if quick else "duration"]}
-                jobs.append(({"delay": delay, "flows": n, "scheme": scheme}, scenario, f"hull/{scheme}", ov | _preset_overrides(spec, scheme)))
+                preset, changes = _scheme(spec, scheme)
+                jobs.append(({"delay": delay, "flows": n, "scheme": scheme}, scenario, preset, ov | changes))
     return _run_jobs(jobs, _measure_static, spec)
 
 
@@ -253,15 +257,17 @@ def _reduction(rows: Rows, metric: str, better: str, base: str, over: list[Any])
 
 
 def hull_search(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    scenario = str(folder / spec["scenario"])
+    path = folder / spec["scenario"]
+    with_background = tomllib.loads(path.read_text(encoding="utf-8"))
+    alone = with_background | {"workload": with_background["workload"][:1]}
+    stop = spec["quick_stop" if quick else "stop"]
     jobs: list[Job] = []
     for bg in spec["quick_background_mbps" if quick else "background_mbps"]:
         for scheme in _schemes(spec, quick):
-            ov = {"workload[0].stop": spec["quick_stop" if quick else "stop"], "workload[1].stop": spec["quick_stop" if quick else "stop"],
-                  "workload[1].load": bg / 1000}
-            if bg == 0:
-                ov["workload[1].load"] = 0.0
-            jobs.append(({"background_mbps": bg, "scheme": scheme}, scenario, f"hull/{scheme}", ov))
+            ov = {"workload[0].stop": stop}
+            if bg > 0:
+                ov |= {"workload[1].stop": stop, "workload[1].load": bg / 1000}
+            jobs.append(({"background_mbps": bg, "scheme": scheme}, with_background if bg > 0 else alone, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_search, spec)
     with_bg = [bg for bg in spec["quick_background_mbps" if quick else "background_mbps"] if bg > 0]
     for base in ("TCP-Drop-tail", "DCTCP-30K"):
