@@ -484,7 +484,7 @@ impl<'a> World<'a> {
                     self.q.schedule(next, Ev::HostDelay(line));
                 }
                 let host = line / self.delay_classes.len() as u32;
-                self.to_nic(now, host, id);
+                self.send_to_nic(now, host, id);
             }
             Ev::Sample => {
                 let t = now.as_secs_f64();
@@ -613,13 +613,13 @@ impl<'a> World<'a> {
                 }
                 self.delay_lines[line].push_back((now + d, id));
             }
-            _ => self.to_nic(now, host, id),
+            _ => self.send_to_nic(now, host, id),
         }
     }
 
     /// A host's packet goes to its NIC queue, through the pacer if there is one.
     #[inline]
-    fn to_nic(&mut self, now: SimTime, host: u32, id: PktId) {
+    fn send_to_nic(&mut self, now: SimTime, host: u32, id: PktId) {
         if self.pacers.is_empty() {
             let nic = self.net.nic(host);
             return self.enqueue(now, nic, id);
