@@ -171,3 +171,15 @@ def test_ctrl_c_then_resume_completes_without_duplicates(tmp_path):
     assert not [f for f in out.rglob(".*")], "no temporary files left"
     keys = sweep.load(out)["key"].to_pylist()
     assert len(keys) == len(set(keys)) == 20
+
+
+def test_presets_are_a_sweep_axis(tmp_path):
+    text = 'base = "base.toml"\ntables = ["ports"]\n[grid]\npreset = ["hull/TCP-Drop-tail", "hull/DCTCP-30K", "hull/nope"]\n'
+    counts = sweep.run_sweep(write(tmp_path, text), tmp_path / "out", jobs=1, progress=False)
+    assert counts == {"ok": 2, "error": 1, "skipped": 0}
+    runs = sweep.load(tmp_path / "out")
+    bad = runs.filter(pc.equal(runs["preset"], "hull/nope")).to_pylist()[0]
+    assert bad["status"] == "error" and "unknown preset 'hull/nope'" in bad["error"]
+    ports = sweep.load(tmp_path / "out", "ports")
+    marks = {p: sum(ports.filter(pc.equal(ports["preset"], p))["ecn_marks"].to_pylist()) for p in ("hull/TCP-Drop-tail", "hull/DCTCP-30K")}
+    assert marks["hull/TCP-Drop-tail"] == 0 and marks["hull/DCTCP-30K"] > 0

@@ -16,6 +16,9 @@ SWEEP.toml:
     [[points]]                      # explicit points
     "tcp.min_rto" = "1ms"
 
+The key "preset" names a preset (e.g. "hull/DCTCP-30K", see dcsim.presets)
+applied before the point's other overrides, so schemes can be an axis.
+
 Output directory:
 
     runs/<key>.parquet      one row per run: key, scenario_hash, seed, the swept
@@ -133,8 +136,9 @@ def points(sweep: Sweep) -> Iterator[Point]:
     """Every (parameters, seed) of the sweep, resolved and keyed."""
     for params in sweep.params:
         for seed in sweep.seeds:
+            overrides = {k: v for k, v in params.items() if k != "preset"}
             try:
-                scenario, digest = resolve(sweep.base, params, seed)
+                scenario, digest = resolve(sweep.base, overrides, seed, params.get("preset"))
                 yield Point(f"{digest}-{seed}", digest, seed, params, scenario)
             except ValueError as e:  # ScenarioError: recorded, the sweep goes on
                 digest = "invalid-" + hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
