@@ -146,6 +146,9 @@ cases = {
  "pacer_unknown_type": BASE + '\n[host.pacer]\ntype = "leaky"\n',
  "pacer_p_assoc_above_one": BASE + '\n[host.pacer]\ntype = "hull"\np_assoc = 2\n',
  "pacer_zero_rate_interval": BASE + '\n[host.pacer]\ntype = "hull"\nrate_interval = "0s"\n',
+ "hscc_thresholds_inverted": BASE + '\n[switch.hscc]\nlow = 0.6\nhigh = 0.5\n',
+ "hscc_unknown_window": BASE + '\n[switch.hscc]\nwindow = "half"\n',
+ "hscc_control_reserve_too_large": BASE + '\n[switch.hscc]\ncontrol_reserve = 0.7\n',
  "pacer_queue_below_one_frame": BASE + '\n[host.pacer]\ntype = "hull"\nqueue = "100B"\n',
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")

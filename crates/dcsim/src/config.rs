@@ -325,6 +325,9 @@ pub struct SwitchCfg {
     /// A phantom queue (HULL) beside every switch egress port.
     #[serde(default)]
     pub phantom_queue: Option<PhantomQueueCfg>,
+    /// HSCC's hysteresis and ACK window rewriting at every switch egress port.
+    #[serde(default)]
+    pub hscc: Option<HsccCfg>,
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
@@ -337,9 +340,43 @@ impl Default for SwitchCfg {
             shared_buffer: None,
             aqm: Aqm::default(),
             phantom_queue: None,
+            hscc: None,
             routing: Routing::default(),
         }
     }
+}
+
+/// HSCC (seed 002 §3; see crate::hscc).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HsccCfg {
+    /// alpha1: leave CBR mode when the queue falls below this fraction of the buffer.
+    #[serde(default = "default_hscc_low")]
+    pub low: f64,
+    /// alpha2: enter CBR mode when the queue rises above this fraction.
+    #[serde(default = "default_hscc_high")]
+    pub high: f64,
+    /// The window written into ACKs in CBR mode: one MSS (the paper) or the
+    /// NetFPGA's fair share of the buffer above `low`.
+    #[serde(default)]
+    pub window: HsccWindow,
+    /// sigma: this fraction of the buffer is kept for control packets (pure
+    /// ACKs, SYNs, FINs); 0 (off) as in the seed's ns-2 runs.
+    #[serde(default)]
+    pub control_reserve: f64,
+    /// The end-host shim: hosts carry their window scale in the TCP
+    /// header's reserved bits for the switch (cleared at the last hop).
+    /// Off: the switch assumes no scaling.
+    #[serde(default = "yes")]
+    pub shim: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HsccWindow {
+    #[default]
+    OneMss,
+    FairShare,
 }
 
 /// Phantom queue (seed 000 §II-A, seed 001; see crate::phantom).
@@ -1108,6 +1145,12 @@ fn one() -> u64 {
 fn one_u32() -> u32 {
     1
 }
+fn default_hscc_low() -> f64 {
+    0.25
+}
+fn default_hscc_high() -> f64 {
+    0.5
+}
 fn default_pq_threshold() -> Bytes {
     Bytes(1000)
 }
@@ -1372,6 +1415,14 @@ impl Scenario {
                     return Err(err("switch.phantom_queue.drain", "the drain rate must be greater than zero"));
                 }
                 _ => {}
+            }
+        }
+        if let Some(h) = &self.switch.hscc {
+            if !(0.0 <= h.low && h.low < h.high && h.high <= 1.0) {
+                return Err(err("switch.hscc", format!("low = {} and high = {}: need 0 <= low < high <= 1 (fractions of the buffer)", h.low, h.high)));
+            }
+            if !(0.0..0.5).contains(&h.control_reserve) {
+                return Err(err("switch.hscc.control_reserve", format!("{} is out of range: allowed [0, 0.5)", h.control_reserve)));
             }
         }
         if let Some(Pacer::Hull(h)) = &self.host.pacer {

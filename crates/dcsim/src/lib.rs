@@ -9,6 +9,7 @@
 
 pub mod aqm;
 pub mod config;
+pub mod hscc;
 pub mod ideal;
 pub mod pacer;
 pub mod packet;

@@ -89,6 +89,9 @@ pub struct Packet {
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// This data segment is a retransmission (for counters only; not on the wire).
     pub is_retx: bool,
+    /// The 4 reserved bits of the TCP header (RFC 9293 §3.1), where HSCC's
+    /// end-host shim carries the sender's window scale to the switch.
+    pub reserved: u8,
     /// The sender's last ACK carried ECE (ns-2's `gotecnecho`, read by a HULL
     /// pacer; not on the wire).
     pub got_ecn_echo: bool,

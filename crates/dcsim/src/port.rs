@@ -7,6 +7,7 @@
 
 use crate::aqm::{Aqm, QueueView, Verdict};
 use crate::config::PqPlacement;
+use crate::hscc::Hscc;
 use crate::packet::{Ecn, Packet, PacketPool, PktId};
 use crate::phantom::PhantomQueue;
 use crate::units::QSize;
@@ -64,6 +65,8 @@ pub struct Port {
     pub aqm: Aqm,
     /// A phantom queue beside the port (HULL), if configured.
     pub pq: Option<PhantomQueue>,
+    /// HSCC's relay and counters (switch ports), if configured.
+    pub hscc: Option<Hscc>,
     queue: VecDeque<PktId>,
     queue_bytes: u64,
     /// Frame being serialised, if any.
@@ -103,6 +106,7 @@ impl Port {
             capacity,
             aqm,
             pq: None,
+            hscc: None,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transmitting: None,
@@ -135,6 +139,11 @@ impl Port {
         let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
+        // HSCC's sigma: data may not use the top of the buffer (control packets may).
+        let reserve = match &self.hscc {
+            Some(h) if pkt.payload > 0 => h.control_reserve,
+            _ => 0.0,
+        };
         if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Arrival) {
             self.pass_phantom(now, pkt);
         }
@@ -146,10 +155,11 @@ impl Port {
             Verdict::Mark if self.pq.as_ref().is_none_or(|q| q.port_marking) => self.mark(pkt),
             Verdict::Mark | Verdict::Enqueue => {}
         }
+        let usable = |n: u64| if reserve > 0.0 { ((1.0 - reserve) * n as f64) as u64 } else { n };
         let full = match self.capacity {
             Capacity::Unlimited => false,
-            Capacity::Limited(QSize::Packets(n)) => view.packets + 1 > n,
-            Capacity::Limited(QSize::Bytes(n)) => view.bytes + size > n,
+            Capacity::Limited(QSize::Packets(n)) => view.packets + 1 > usable(n),
+            Capacity::Limited(QSize::Bytes(n)) => view.bytes + size > usable(n),
         };
         // Dynamic threshold: this port may hold at most alpha * (free buffer).
         let shared_full = shared.as_ref().is_some_and(|b| {
@@ -174,7 +184,20 @@ impl Port {
         self.queue_bytes += size;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
+        self.queue_changed(now);
         Offer::Queued
+    }
+
+    /// Tell HSCC's relay the queue length (in the buffer's unit).
+    #[inline]
+    fn queue_changed(&mut self, now: SimTime) {
+        if let Some(h) = &mut self.hscc {
+            let q = match self.capacity {
+                Capacity::Limited(QSize::Bytes(_)) => self.queue_bytes,
+                _ => self.queue.len() as u64,
+            };
+            h.on_queue(now.ps(), q);
+        }
     }
 
     fn mark(&mut self, pkt: &mut Packet) {
@@ -206,11 +229,12 @@ impl Port {
 
     /// Take every waiting frame (the link failed); the caller frees them.
     /// The frame on the wire finishes and is then lost.
-    pub fn drain(&mut self, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> Vec<PktId> {
+    pub fn drain(&mut self, now: SimTime, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> Vec<PktId> {
         let frames: Vec<PktId> = self.queue.drain(..).collect();
         let bytes: u64 = frames.iter().map(|&id| pool.get(id).wire_bytes as u64).sum();
         self.queue_bytes = 0;
         self.held_bytes -= bytes;
+        self.queue_changed(now);
         if let Some(b) = shared {
             b.used -= bytes;
         }
@@ -253,6 +277,7 @@ impl Port {
             Some(next) => {
                 self.queue_bytes -= pool.get(next).wire_bytes as u64;
                 self.begin_tx(now, next, pool);
+                self.queue_changed(now);
                 true
             }
             None => {

@@ -3,7 +3,9 @@
 
 use crate::aqm::Aqm;
 use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
+use crate::hscc::Hscc;
 use crate::phantom::PhantomQueue;
+use crate::units::QSize;
 use crate::port::{Capacity, Port, SharedBuffer};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
 
@@ -90,6 +92,13 @@ impl<'a> Builder<'a> {
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
         if let (NodeKind::Switch, Some(pq)) = (self.net.kinds[node as usize], &s.switch.phantom_queue) {
             port.pq = Some(PhantomQueue::new(pq, rate));
+        }
+        if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], &s.switch.hscc) {
+            let (capacity, bytes) = match s.switch.buffer {
+                QSize::Packets(n) => (n, n * s.max_frame_bytes()),
+                QSize::Bytes(n) => (n, n),
+            };
+            port.hscc = Some(Hscc::new(h, capacity, bytes));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
@@ -269,14 +278,14 @@ impl Network {
 
     /// Take a link (both directions) down or up and recompute the routes.
     /// Returns the frames that were waiting on it; the caller frees them.
-    pub fn set_link(&mut self, port: u32, up: bool, pool: &crate::packet::PacketPool) -> Vec<crate::packet::PktId> {
+    pub fn set_link(&mut self, now: dcsim_engine::SimTime, port: u32, up: bool, pool: &crate::packet::PacketPool) -> Vec<crate::packet::PktId> {
         let mut dropped = Vec::new();
         for p in [port, self.reverse[port as usize]] {
             let port = &mut self.ports[p as usize];
             port.up = up;
             if !up {
                 let shared = port.shared.map(|i| &mut self.shared[i as usize]);
-                dropped.extend(port.drain(pool, shared));
+                dropped.extend(port.drain(now, pool, shared));
             }
         }
         self.compute_fib();

@@ -56,6 +56,8 @@ pub struct TcpParams {
     pub delack_timeout: Dur,
     pub nagle: bool,
     pub restart_after_idle: bool,
+    /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
+    pub hscc_shim: bool,
     pub rcv_buffer: u64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
@@ -91,6 +93,7 @@ impl TcpParams {
             delack_timeout: t.delayed_ack.timeout.0,
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
+            hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             rcv_buffer: t.rcv_buffer.0,
             dctcp_g: t.dctcp_g,
             dctcp_alpha_init: t.dctcp_alpha_init,
@@ -445,6 +448,9 @@ impl Endpoint {
         pkt.flags |= flags::ACK;
         pkt.ack = self.rcv_nxt;
         pkt.window = self.window_field(p, false);
+        if p.hscc_shim {
+            pkt.reserved = self.rcv_scale; // seed 002's tcp_scale.c (mechanisms.md §1.3)
+        }
         let ece = match self.cc.ecn_mode() {
             _ if !self.ecn_ok => false,
             EcnMode::Dctcp => self.ce_state,
@@ -1219,16 +1225,17 @@ impl Endpoint {
                 }
             }
             if end > limit {
-                // Window-limited: a partial segment only when nothing is in
-                // flight and the receive window is what limits us (so a small
-                // rwnd cannot stall us). A congestion window below one SMSS
+                // Window-limited: a partial segment only as the first one
+                // beyond snd_una (nothing in flight, or the go-back-N resend
+                // after a timeout), so a receive window below one segment
+                // cannot stall us. A congestion window below one SMSS
                 // (only with tcp.dctcp_min_cwnd = 0) sends nothing: the flow
                 // waits for the retransmission timer, as ns-3 3.44 does.
                 if self.cc.cwnd < mss && self.snd_una == self.snd_max {
                     self.arm_rto_if_idle(now, p);
                     return;
                 }
-                if limit <= seq || self.snd_una < self.snd_max {
+                if limit <= seq || seq > self.snd_una {
                     return;
                 }
                 end = limit;
@@ -1540,6 +1547,28 @@ mod tests {
         assert_eq!(send_after_idle(base, Dur::from_ms(20)), 2, "idle longer than the RTO: IW");
         assert_eq!(send_after_idle(base, Dur::from_ms(5)), 4, "idle shorter than the RTO: cwnd kept");
         assert_eq!(send_after_idle(&format!("{base}\nrestart_after_idle = false"), Dur::from_ms(20)), 4);
+    }
+
+    #[test]
+    fn a_receive_window_below_one_segment_sends_partial_segments_and_resends_them_after_a_timeout() {
+        // HSCC writes rwnd = 1 MSS into ACKs; with window scaling the field can
+        // round below a full segment. The sender sends what fits when nothing
+        // is in flight, and after a timeout resends it (go-back-N from
+        // snd_una), rather than waiting for a window that never grows.
+        let mut pair = Pair::connected(params("window_scale = false\nrcv_buffer = \"64KB\"\nmin_rto = \"10ms\"\ninitial_cwnd = 1\ndelayed_ack = { enabled = false }"));
+        let mss = pair.ep[0].mss as u64;
+        let seg = pair.write(0, 10 * mss);
+        let mut ack = pair.to(1, &seg[0]).remove(0);
+        ack.window = 1000;
+        let partial = pair.to(0, &ack);
+        assert_eq!(partial.len(), 1);
+        assert_eq!((partial[0].seq, partial[0].payload), (1 + mss, 1000));
+        // The partial segment is lost: the timer resends it.
+        let deadline = pair.ep[0].rto_timer.deadline.expect("armed");
+        let mut out = TcpOut::default();
+        pair.ep[0].on_timer(deadline, TimerKind::Rto, &pair.p, &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!((out.packets[0].seq, out.packets[0].payload, out.packets[0].is_retx), (1 + mss, 1000, true));
     }
 
     #[test]

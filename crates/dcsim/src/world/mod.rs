@@ -7,7 +7,7 @@ use crate::config::{
 };
 use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
 use crate::pacer::{Admit, HullPacer, PacerFlow};
-use crate::packet::{Packet, PacketPool, PktId};
+use crate::packet::{flags, Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
 use crate::results::{Col, Table};
@@ -425,7 +425,7 @@ impl<'a> World<'a> {
                 }
                 match self.net.kinds[node as usize] {
                     NodeKind::Host => self.deliver(now, node, id),
-                    NodeKind::Switch => self.switch_receive(now, node, id),
+                    NodeKind::Switch => self.switch_receive(now, node, self.net.reverse[port as usize], id),
                 }
             }
             Ev::SwitchOut(sw) => {
@@ -472,7 +472,7 @@ impl<'a> World<'a> {
                 self.wake_pacer(host);
             }
             Ev::Link { port, up } => {
-                for id in self.net.set_link(port, up, &self.pool) {
+                for id in self.net.set_link(now, port, up, &self.pool) {
                     self.pool.free(id);
                     self.packets_dropped += 1;
                 }
@@ -501,7 +501,9 @@ impl<'a> World<'a> {
         }
     }
 
-    fn switch_receive(&mut self, now: SimTime, sw: u32, id: PktId) {
+    /// A frame reaches switch `sw` on the link whose egress port (the other
+    /// direction) is `in_port`.
+    fn switch_receive(&mut self, now: SimTime, sw: u32, in_port: u32, id: PktId) {
         let pkt = self.pool.get(id);
         let Some(port) = self.net.route(sw, pkt.dst_host, pkt.flow_hash) else {
             // No route (failed links): the switch drops the frame.
@@ -509,6 +511,9 @@ impl<'a> World<'a> {
             self.packets_dropped += 1;
             return;
         };
+        if self.scenario.switch.hscc.is_some() {
+            self.hscc_forward(in_port, port, id);
+        }
         let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
         if latency == Dur::ZERO {
             self.enqueue(now, port, id);
@@ -519,6 +524,33 @@ impl<'a> World<'a> {
                 self.q.schedule(at, Ev::SwitchOut(sw));
             }
             line.push_back((at, id, port));
+        }
+    }
+
+    /// HSCC at a switch (seed 002 §3; mechanisms.md §1.2): count the flows
+    /// leaving through `out_port` (SYN - FIN), and while `in_port` is in CBR
+    /// mode cut the window of ACKs arriving on it (their flows' data leaves
+    /// through it) to the CBR window, reading the sender's scale from the
+    /// shim's reserved bits. The bits are cleared at the last hop.
+    fn hscc_forward(&mut self, in_port: u32, out_port: u32, id: PktId) {
+        let pkt = self.pool.get_mut(id);
+        if let Some(h) = &mut self.net.ports[out_port as usize].hscc {
+            h.flows += pkt.has(flags::SYN) as i64 - pkt.has(flags::FIN) as i64;
+        }
+        let qualifies = pkt.has(flags::ACK) && !pkt.has(flags::SYN | flags::FIN | flags::RST);
+        if let Some(h) = &mut self.net.ports[in_port as usize].hscc {
+            if h.cbr && qualifies {
+                let scale = if self.tcp.hscc_shim { pkt.reserved } else { 0 };
+                let field = (h.window(self.tcp.mss_option as u64) >> scale).min(65535) as u16;
+                if field < pkt.window {
+                    pkt.window = field;
+                    h.stats.rewrites += 1;
+                }
+            }
+        }
+        let peer = self.net.ports[out_port as usize].peer;
+        if self.net.kinds[peer as usize] == NodeKind::Host {
+            pkt.reserved = 0;
         }
     }
 

@@ -138,6 +138,7 @@ impl World<'_> {
 
     pub(super) fn ports_table(&self) -> Table {
         let ports = &self.net.ports;
+        let now_ps = self.q.now().ps();
         let kind = |n: u32| match self.net.kinds[n as usize] {
             NodeKind::Host => "host".to_string(),
             NodeKind::Switch => "switch".to_string(),
@@ -158,6 +159,9 @@ impl World<'_> {
             .col("link_losses", Col::U64(ports.iter().map(|p| p.stats.link_losses).collect()))
             .col("ecn_marks", Col::U64(ports.iter().map(|p| p.stats.marks).collect()))
             .col("pq_marks", Col::U64(ports.iter().map(|p| p.stats.pq_marks).collect()))
+            .col("hscc_cbr_entries", Col::U64(ports.iter().map(|p| p.hscc.as_ref().map_or(0, |h| h.stats.cbr_entries)).collect()))
+            .col("hscc_cbr_time", Col::F64(ports.iter().map(|p| p.hscc.as_ref().map_or(0.0, |h| h.cbr_time_ps(now_ps) as f64 * 1e-12)).collect()))
+            .col("hscc_rewrites", Col::U64(ports.iter().map(|p| p.hscc.as_ref().map_or(0, |h| h.stats.rewrites)).collect()))
             .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
             .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
     }

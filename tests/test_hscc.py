@@ -1,0 +1,92 @@
+"""HSCC (seed 002): the switch's hysteresis, the ACK window rewrite, the
+end-host shim's reserved bits and the control-packet reserve."""
+
+from __future__ import annotations
+
+import struct
+
+import dcsim
+
+# Twelve long flows into one 1 Gb/s port with a 100-packet buffer.
+BASE = {
+    "run": {"duration": "300ms"},
+    "topology": {"type": "star", "hosts": 13, "link_rate": "1Gbps", "link_delay": "25us"},
+    "switch": {"buffer": "100pkt"},
+    "tcp": {"min_rto": "200ms"},
+    "workload": [{"type": "bulk", "src": "1..13", "dst": 0, "size": "inf"}],
+    "output": {"queue_sample_interval": "100us"},
+}
+
+
+def _port_to(r, host):
+    return next(p for p in r.ports.to_pylist() if p["node_kind"] == "switch" and p["peer"] == host)
+
+
+def _tcp_headers(pcap: bytes):
+    """(reserved bits, window field, flags) of every TCP segment in a pcap."""
+    out, off = [], 24
+    while off < len(pcap):
+        incl = struct.unpack_from("<I", pcap, off + 8)[0]
+        frame = pcap[off + 16: off + 16 + incl]
+        tcp = frame[14 + 20:]
+        out.append((tcp[12] & 0x0F, struct.unpack_from(">H", tcp, 14)[0], tcp[13]))
+        off += 16 + incl
+    return out
+
+
+def test_hscc_enters_cbr_mode_rewrites_acks_and_cuts_losses():
+    plain = dcsim.run(BASE)
+    hscc = dcsim.run(BASE | {"switch": BASE["switch"] | {"hscc": {}}})
+    p, h = _port_to(plain, 0), _port_to(hscc, 0)
+    assert p["hscc_cbr_entries"] == p["hscc_rewrites"] == 0
+    assert h["hscc_cbr_entries"] > 10 and 0 < h["hscc_cbr_time"] < 0.3
+    # The ACKs of these flows arrive on the client's port, which is the one in CBR mode.
+    assert h["hscc_rewrites"] > 1000
+    assert sum(x["hscc_rewrites"] for x in hscc.ports.to_pylist()) == h["hscc_rewrites"]
+    assert h["drops"] < 0.6 * p["drops"], (h["drops"], p["drops"])
+    # The relay holds the queue between the thresholds while in CBR mode: it
+    # never builds far above alpha2 = 50 packets the way drop-tail TCP does.
+    q = [n for t, port, n in zip(hscc.queues["time"].to_pylist(), hscc.queues["port"].to_pylist(), hscc.queues["packets"].to_pylist()) if port == h["port"]]
+    assert sum(q) / len(q) < sum(_samples(plain, p["port"])) / len(_samples(plain, p["port"]))
+
+
+def _samples(r, port):
+    return [n for t, p, n in zip(r.queues["time"].to_pylist(), r.queues["port"].to_pylist(), r.queues["packets"].to_pylist()) if p == port]
+
+
+def test_the_shim_carries_the_window_scale_to_the_switch_which_writes_one_mss():
+    s = BASE | {"switch": BASE["switch"] | {"hscc": {}}, "output": {"pcap": [{"host": 0, "snaplen": 80}, {"host": 1, "snaplen": 80}]}}
+    r = dcsim.run(s)
+    scale = 5  # 1 MiB receive buffer
+    at_receiver = _tcp_headers(r.pcaps["host0"])
+    at_sender = _tcp_headers(r.pcaps["host1"])
+    SYN = 0x02
+    # Non-SYN segments leave every host with the scale in the reserved bits ...
+    sent_by_0 = [x for x in at_receiver if x[0] != 0]
+    assert sent_by_0 and all(res == scale for res, _, flags in sent_by_0)
+    # ... and reach a host with them cleared (the last hop clears them).
+    received_by_1 = [x for x in at_sender if x[1] < 2000]  # ACKs with a rewritten window
+    assert received_by_1 and all(res == 0 for res, _, _ in received_by_1)
+    # A rewritten window is one MSS (1460 B) in the sender's units, rounded down.
+    assert {w for _, w, _ in received_by_1} == {1460 >> scale}
+    assert all(not (flags & SYN) for _, _, flags in received_by_1)
+    # Without the shim the switch assumes no scaling and writes 1460 itself.
+    no_shim = dcsim.run(s | {"switch": BASE["switch"] | {"hscc": {"shim": False}}})
+    windows = {w for res, w, _ in _tcp_headers(no_shim.pcaps["host1"]) if w < 2000}
+    assert windows == {1460}
+
+
+def test_control_reserve_keeps_the_top_of_the_buffer_for_control_packets():
+    r = dcsim.run(BASE | {"switch": BASE["switch"] | {"hscc": {"control_reserve": 0.3}}})
+    # Data may use only 70 of the 100 packets (the client's port carries only data).
+    assert _port_to(r, 0)["max_queue_packets"] == 70
+    assert _port_to(dcsim.run(BASE), 0)["max_queue_packets"] == 100
+
+
+def test_fair_share_window_divides_the_buffer_by_the_flows_through_the_port():
+    s = BASE | {"switch": BASE["switch"] | {"hscc": {"window": "fair_share"}, "buffer": "100pkt"}, "output": {"pcap": [{"host": 1, "snaplen": 80}]}}
+    r = dcsim.run(s)
+    # 12 SYNs towards host 0's port: (100 - 25) x 1518 B / 12 = 9487 B, shifted by the scale 5.
+    share = (100 * 1518 - 25 * 1518) // 12
+    windows = {w for _, w, _ in _tcp_headers(r.pcaps["host1"]) if w < 2000}
+    assert windows == {share >> 5}
