@@ -143,7 +143,7 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
     out.extend_from_slice(&isns.own.wrapping_add(p.seq as u32).to_be_bytes());
     let ack = if p.has(flags::ACK) { isns.peer.wrapping_add(p.ack as u32) } else { 0 };
     out.extend_from_slice(&ack.to_be_bytes());
-    out.extend_from_slice(&[((hdr_len / 4) << 4) as u8 | (p.reserved & 0x0f), p.flags]);
+    out.extend_from_slice(&[(hdr_len / 4) << 4 | (p.reserved & 0x0f), p.flags]);
     out.extend_from_slice(&p.window.to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
     push_options(p, isns, out);
