@@ -63,10 +63,11 @@ pub struct Port {
     pub delay: Dur,
     pub capacity: Capacity,
     pub aqm: Aqm,
-    /// A phantom queue beside the port (HULL), if configured.
-    pub pq: Option<PhantomQueue>,
+    /// A phantom queue beside the port (HULL), if configured (boxed, as
+    /// HSCC's state: rarely present, so the hot Port stays small).
+    pub pq: Option<Box<PhantomQueue>>,
     /// HSCC's relay and counters (switch ports), if configured.
-    pub hscc: Option<Hscc>,
+    pub hscc: Option<Box<Hscc>>,
     queue: VecDeque<PktId>,
     queue_bytes: u64,
     /// Frame being serialised, if any.

@@ -91,14 +91,14 @@ impl<'a> Builder<'a> {
         };
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
         if let (NodeKind::Switch, Some(pq)) = (self.net.kinds[node as usize], &s.switch.phantom_queue) {
-            port.pq = Some(PhantomQueue::new(pq, rate));
+            port.pq = Some(Box::new(PhantomQueue::new(pq, rate)));
         }
         if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], &s.switch.hscc) {
             let (capacity, bytes) = match s.switch.buffer {
                 QSize::Packets(n) => (n, n * s.max_frame_bytes()),
                 QSize::Bytes(n) => (n, n),
             };
-            port.hscc = Some(Hscc::new(h, capacity, bytes));
+            port.hscc = Some(Box::new(Hscc::new(h, capacity, bytes)));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
