@@ -90,3 +90,4 @@ def test_fair_share_window_divides_the_buffer_by_the_flows_through_the_port():
     share = (100 * 1518 - 25 * 1518) // 12
     windows = {w for _, w, _ in _tcp_headers(r.pcaps["host1"]) if w < 2000}
     assert windows == {share >> 5}
+

@@ -146,7 +146,7 @@ def test_dask_local_cluster_gives_the_same_rows_and_survives_a_killed_worker(tmp
     assert counts["error"] == 0 and counts["ok"] + counts["skipped"] == 20
     local = {f.name: f.read_bytes() for f in (tmp_path / "local" / "queries").iterdir()}
     dask = {f.name: f.read_bytes() for f in (tmp_path / "dask" / "queries").iterdir()}
-    assert dask == local, "identical rows on local processes and on Dask, none lost or doubled"
+    assert dask == local, "identical rows on local processes and on Dask, none lost or doubled (and no temporary file left by the killed worker)"
 
 
 def test_ctrl_c_then_resume_completes_without_duplicates(tmp_path):

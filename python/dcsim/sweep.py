@@ -200,8 +200,7 @@ def run_sweep(
     sweep = load_sweep(path)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    for stale in out.glob("*/.*.tmp"):  # left by a process killed while writing
-        stale.unlink(missing_ok=True)
+    _remove_stale(out)
     done = done_keys(out)
     todo = [p for p in points(sweep) if p.key not in done]
     skipped = len(sweep.params) * len(sweep.seeds) - len(todo)
@@ -227,7 +226,15 @@ def run_sweep(
             _collect((f.result() for f in as_completed(futures)), counts, len(todo), t0, show)
     if show:
         sys.stderr.write("\n")
+    _remove_stale(out)  # a worker killed mid-write (and retried) leaves its temporary file
     return counts
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove temporary files left by a process killed while writing. Only
+    between runs: during a sweep they may be live writes."""
+    for stale in out.glob("*/.*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 def _collect(results: Iterator[list[str]], counts: dict[str, int], total: int, t0: float, show: bool) -> None:

@@ -622,6 +622,9 @@ pub enum CongestionControl {
     Newreno,
     /// DCTCP (RFC 8257) on top of the same loss recovery.
     Dctcp,
+    /// CUBIC (RFC 9438: the cubic window, the Reno-friendly region, fast
+    /// convergence, beta = 0.7) on top of the same loss recovery; no HyStart.
+    Cubic,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]

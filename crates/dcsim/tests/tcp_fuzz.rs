@@ -33,6 +33,7 @@ const CONFIGS: &[&str] = &[
     "ecn = true\nnagle = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
     "initial_cwnd = 1\nwindow_scale = false\nrcv_buffer = \"60000B\"\nrto_formula = \"bsd\"",
     "cc = \"dctcp\"\ndctcp_min_cwnd = 0\nca_counting = \"segments\"\ninitial_cwnd = 1\nmin_rto = \"10us\"",
+    "cc = \"cubic\"\necn = true\nrestart_after_idle = false",
 ];
 
 struct Pair {

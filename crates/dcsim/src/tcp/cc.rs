@@ -1,8 +1,27 @@
 //! Congestion control: the window arithmetic of NewReno (RFC 5681, RFC 6582)
-//! and the ECN responses of RFC 3168 and DCTCP (RFC 8257). It decides windows;
-//! it never sends packets.
+//! and CUBIC (RFC 9438), and the ECN responses of RFC 3168 and DCTCP
+//! (RFC 8257). It decides windows; it never sends packets.
 
 use crate::config::CaCounting;
+use dcsim_engine::{Dur, SimTime};
+
+/// CUBIC's constants (RFC 9438 §4.1, §4.6).
+const CUBIC_C: f64 = 0.4;
+const CUBIC_BETA: f64 = 0.7;
+
+/// CUBIC's state (RFC 9438 §4), windows in segments.
+#[derive(Clone, Debug, Default)]
+struct Cubic {
+    /// W_max: the window before the last reduction (after fast convergence).
+    w_max: f64,
+    /// The congestion-avoidance epoch: its start, K, and the window then.
+    epoch: Option<SimTime>,
+    k: f64,
+    /// W_est, the Reno-friendly estimate (§4.3).
+    w_est: f64,
+    /// Growth below one byte, carried to the next ACK.
+    carry: f64,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
@@ -36,6 +55,7 @@ pub struct Cc {
     window_end: u64,
     bytes_acked: u64,
     bytes_marked: u64,
+    cubic: Option<Cubic>,
 }
 
 const INFINITE_SSTHRESH: u64 = u64::MAX / 4;
@@ -57,7 +77,14 @@ impl Cc {
             window_end: 0,
             bytes_acked: 0,
             bytes_marked: 0,
+            cubic: None,
         }
+    }
+
+    /// Use CUBIC (RFC 9438) for growth and reductions.
+    pub fn with_cubic(mut self) -> Cc {
+        self.cubic = Some(Cubic::default());
+        self
     }
 
     pub fn ecn_mode(&self) -> EcnMode {
@@ -75,10 +102,13 @@ impl Cc {
     }
 
     /// New data acknowledged outside recovery: slow start grows by
-    /// min(acked, SMSS) per ACK; congestion avoidance by SMSS per cwnd acked.
-    pub fn grow(&mut self, acked: u64, mss: u64) {
+    /// min(acked, SMSS) per ACK; congestion avoidance by SMSS per cwnd acked
+    /// (NewReno) or towards CUBIC's curve (`now`, `srtt` are for CUBIC).
+    pub fn grow(&mut self, acked: u64, mss: u64, now: SimTime, srtt: Dur) {
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(mss);
+        } else if self.cubic.is_some() {
+            self.cubic_grow(acked, mss, now, srtt);
         } else if self.counting == CaCounting::Segments {
             // tcp_cong_avoid_ai with w = floor(cwnd / SMSS) (ns-3 TcpLinuxReno):
             // at 1.5 segments a segment per ACK, where byte counting needs 1.5.
@@ -107,8 +137,48 @@ impl Cc {
         }
     }
 
+    /// RFC 9438 §4.2-4.4: in congestion avoidance, each ACK moves cwnd
+    /// towards W_cubic(t + RTT) = C (t + RTT - K)^3 + W_max (at most 1.5 cwnd),
+    /// or to the Reno-friendly W_est when that is larger.
+    fn cubic_grow(&mut self, acked: u64, mss: u64, now: SimTime, srtt: Dur) {
+        let cwnd = self.cwnd as f64 / mss as f64;
+        let c = self.cubic.as_mut().expect("cubic");
+        let epoch = *c.epoch.get_or_insert_with(|| {
+            // §4.2: K from the window at the epoch's start (0 if above W_max).
+            c.k = if cwnd < c.w_max { ((c.w_max - cwnd) / CUBIC_C).cbrt() } else { 0.0 };
+            c.w_max = c.w_max.max(cwnd);
+            c.w_est = cwnd;
+            now
+        });
+        let t = now.since(epoch).as_secs_f64();
+        let (k, w_max) = (c.k, c.w_max);
+        let w_cubic = |t: f64| CUBIC_C * (t - k).powi(3) + w_max;
+        // §4.3: alpha_cubic until W_est reaches W_max, then 1 (Reno's slope).
+        let alpha = if c.w_est < w_max { 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) } else { 1.0 };
+        let segments = acked as f64 / mss as f64;
+        c.w_est += alpha * segments / cwnd;
+        let next = if w_cubic(t) < c.w_est {
+            c.w_est
+        } else {
+            let target = w_cubic(t + srtt.as_secs_f64()).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * segments
+        };
+        let grown = (next - cwnd).max(0.0) * mss as f64 + c.carry;
+        c.carry = grown.fract();
+        self.cwnd += grown as u64;
+    }
+
     fn halve(&mut self, flight: u64, mss: u64) {
-        self.ssthresh = (flight / 2).max(2 * mss); // RFC 5681 eq. (4)
+        if let Some(c) = &mut self.cubic {
+            // RFC 9438 §4.6-4.7: W_max with fast convergence, ssthresh = beta x flight, a new epoch.
+            let cwnd = self.cwnd as f64 / mss as f64;
+            c.w_max = if cwnd < c.w_max { cwnd * (1.0 + CUBIC_BETA) / 2.0 } else { cwnd };
+            c.epoch = None;
+            c.carry = 0.0;
+            self.ssthresh = ((flight as f64 * CUBIC_BETA) as u64).max(2 * mss);
+        } else {
+            self.ssthresh = (flight / 2).max(2 * mss); // RFC 5681 eq. (4)
+        }
         self.reset_ca_credit();
     }
 
@@ -155,6 +225,9 @@ impl Cc {
     pub fn exit_recovery(&mut self, flight: u64, mss: u64) {
         self.cwnd = self.ssthresh.min(flight.max(mss) + mss).max(mss);
         self.reset_ca_credit();
+        if let Some(c) = &mut self.cubic {
+            c.epoch = None; // the epoch starts with congestion avoidance
+        }
     }
 
     /// DCTCP's per-window estimate of the marked fraction (RFC 8257 §3.3).
@@ -232,20 +305,20 @@ mod tests {
     fn slow_start_then_congestion_avoidance() {
         let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 1.0 / 16.0, 1.0, 2);
         c.init(10 * MSS);
-        c.grow(2 * MSS, MSS); // one ACK for two segments: +1 SMSS (RFC 5681)
+        c.grow(2 * MSS, MSS, SimTime::ZERO, Dur::ZERO); // one ACK for two segments: +1 SMSS (RFC 5681)
         assert_eq!(c.cwnd, 11 * MSS);
         c.ssthresh = 11 * MSS;
         for _ in 0..10 {
-            c.grow(MSS, MSS);
+            c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO);
         }
         assert_eq!(c.cwnd, 11 * MSS);
-        c.grow(MSS, MSS); // 11 segments acked: one cwnd -> +1 SMSS
+        c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO); // 11 segments acked: one cwnd -> +1 SMSS
         assert_eq!(c.cwnd, 12 * MSS);
         // A stretch ACK of 30 windows adds 30 SMSS once, and no credit is
         // left to grow by one SMSS per ACK afterwards.
-        c.grow(30 * 12 * MSS, MSS);
+        c.grow(30 * 12 * MSS, MSS, SimTime::ZERO, Dur::ZERO);
         assert_eq!(c.cwnd, 42 * MSS);
-        c.grow(MSS, MSS);
+        c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO);
         assert_eq!(c.cwnd, 42 * MSS);
     }
 
@@ -296,7 +369,7 @@ mod tests {
             c.init(3 * MSS / 2);
             c.ssthresh = MSS;
             (1..).find(|_| {
-                c.grow(MSS, MSS);
+                c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO);
                 c.cwnd > 3 * MSS / 2
             })
         };
@@ -310,11 +383,59 @@ mod tests {
             c.init(4 * MSS);
             c.ssthresh = MSS;
             for _ in 0..3 {
-                c.grow(MSS, MSS);
+                c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO);
             }
             assert_eq!(c.cwnd, 4 * MSS);
-            c.grow(MSS, MSS);
+            c.grow(MSS, MSS, SimTime::ZERO, Dur::ZERO);
             assert_eq!(c.cwnd, 5 * MSS);
         }
+    }
+
+    #[test]
+    fn cubic_follows_its_curve_after_a_loss() {
+        // RFC 9438: a loss at W_max = 100 segments leaves 70 (beta = 0.7); the
+        // window then follows W(t) = 0.4 (t - K)^3 + 100 with K = cbrt(30 / 0.4),
+        // concave below W_max, flat at t = K, convex above (a 100 ms RTT keeps
+        // it out of the Reno-friendly region).
+        let after_loss = || {
+            let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
+            c.init(100 * MSS);
+            c.enter_recovery(100 * MSS, MSS, true, 101 * MSS);
+            assert_eq!((c.cwnd, c.ssthresh), (70 * MSS, 70 * MSS));
+            c.exit_recovery(70 * MSS, MSS);
+            c
+        };
+        // Run RTT rounds (one ACK per segment of the window) until `until` s.
+        let run = |c: &mut Cc, rtt: Dur, until: f64| {
+            let start = SimTime::ZERO + Dur::from_secs(1);
+            let mut now = start;
+            while now.since(start).as_secs_f64() < until {
+                for _ in 0..c.cwnd / MSS {
+                    c.grow(MSS, MSS, now, rtt);
+                }
+                now = now + rtt;
+            }
+            c.cwnd as f64 / MSS as f64
+        };
+        let k = (30.0f64 / 0.4).cbrt();
+        let w = |t: f64| 0.4 * (t - k).powi(3) + 100.0;
+        for (t, tolerance) in [(k / 2.0, 1.5), (k, 1.5), (2.0 * k, 2.5)] {
+            let got = run(&mut after_loss(), Dur::from_ms(100), t);
+            assert!((got - w(t)).abs() < tolerance, "t = {t}: {got} vs {}", w(t));
+        }
+        // With a 10 ms RTT Reno would grow faster: the Reno-friendly estimate
+        // wins, alpha = 3 (1 - 0.7) / 1.7 per RTT up to W_max, then 1 per RTT.
+        let alpha = 0.9 / 1.7;
+        let rounds = (k / 2.0 / 0.01).ceil();
+        let reno = 100.0 + (rounds - 30.0 / alpha);
+        let got = run(&mut after_loss(), Dur::from_ms(10), k / 2.0);
+        assert!((got - reno).abs() < 3.0, "{got} vs {reno}");
+        // Fast convergence: a loss below the last W_max remembers less (0.85 x cwnd).
+        let mut d = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
+        d.init(100 * MSS);
+        d.enter_recovery(100 * MSS, MSS, true, 0);
+        d.cwnd = 90 * MSS;
+        d.enter_recovery(90 * MSS, MSS, true, 0);
+        assert!((d.cubic.as_ref().unwrap().w_max - 76.5).abs() < 1e-9);
     }
 }

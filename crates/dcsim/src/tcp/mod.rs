@@ -345,7 +345,10 @@ impl Endpoint {
             app_end: SEQ_DATA_START,
             fin_queued: false,
             snd_wnd: 0,
-            cc: Cc::new(ecn_mode, p.ca_counting, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64),
+            cc: {
+                let cc = Cc::new(ecn_mode, p.ca_counting, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64);
+                if p.cc == CongestionControl::Cubic { cc.with_cubic() } else { cc }
+            },
             dupacks: 0,
             recovery: Recovery::Open,
             scoreboard: RangeSet::default(),
@@ -892,7 +895,7 @@ impl Endpoint {
                     // last ECN reduction is acknowledged (CWR state, as Linux
                     // and ns-3).
                     if !ece && !self.cc.in_cwr(self.snd_una) {
-                        self.cc.grow(acked, mss);
+                        self.cc.grow(acked, mss, now, self.rtt.srtt);
                     }
                 }
             }
