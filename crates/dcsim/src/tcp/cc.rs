@@ -168,6 +168,15 @@ impl Cc {
         self.cwnd += grown as u64;
     }
 
+    /// RFC 5681 §4.1 restart after idle: cwnd = min(IW, cwnd), and CUBIC
+    /// starts a new epoch (the idle time is not growth time).
+    pub fn restart(&mut self, iw_bytes: u64) {
+        self.cwnd = self.cwnd.min(iw_bytes);
+        if let Some(c) = &mut self.cubic {
+            c.epoch = None;
+        }
+    }
+
     fn halve(&mut self, flight: u64, mss: u64) {
         if let Some(c) = &mut self.cubic {
             // RFC 9438 §4.6-4.7: W_max with fast convergence, ssthresh = beta x flight, a new epoch.

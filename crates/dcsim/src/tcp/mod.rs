@@ -643,8 +643,7 @@ impl Endpoint {
         }
         if let Some(last) = self.last_data_sent {
             if now.since(last) > self.rtt.rto(&p.rtt) {
-                let iw = p.initial_cwnd as u64 * self.mss as u64;
-                self.cc.cwnd = self.cc.cwnd.min(iw);
+                self.cc.restart(p.initial_cwnd as u64 * self.mss as u64);
             }
         }
     }
