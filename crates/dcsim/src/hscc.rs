@@ -24,6 +24,8 @@ pub struct Hscc {
     /// sigma: the top fraction of the buffer that only control packets may use.
     pub control_reserve: f64,
     pub cbr: bool,
+    /// When the port last entered CBR mode, ps.
+    cbr_since: u64,
     /// Connections whose data leaves through this port: SYNs seen minus FINs.
     pub flows: i64,
     pub stats: HsccStats,
@@ -35,9 +37,8 @@ pub struct HsccStats {
     pub cbr_entries: u64,
     /// ACKs whose window was rewritten.
     pub rewrites: u64,
-    /// Time spent in CBR mode, ps (closed at the end of the run).
+    /// Time spent in finished CBR periods, ps (see cbr_time_ps).
     pub cbr_ps: u64,
-    pub cbr_since: u64,
 }
 
 /// MSS-sized default and the NetFPGA's constants (mechanisms.md §1.2).
@@ -55,6 +56,7 @@ impl Hscc {
             share_pool: buffer_bytes - (cfg.low * buffer_bytes as f64) as u64,
             control_reserve: cfg.control_reserve,
             cbr: false,
+            cbr_since: 0,
             flows: 0,
             stats: HsccStats::default(),
         }
@@ -67,10 +69,10 @@ impl Hscc {
         if !self.cbr && queue > self.high {
             self.cbr = true;
             self.stats.cbr_entries += 1;
-            self.stats.cbr_since = now_ps;
+            self.cbr_since = now_ps;
         } else if self.cbr && queue < self.low {
             self.cbr = false;
-            self.stats.cbr_ps += now_ps - self.stats.cbr_since;
+            self.stats.cbr_ps += now_ps - self.cbr_since;
         }
     }
 
@@ -94,7 +96,7 @@ impl Hscc {
 
     /// Time in CBR mode up to `now_ps`.
     pub fn cbr_time_ps(&self, now_ps: u64) -> u64 {
-        self.stats.cbr_ps + if self.cbr { now_ps - self.stats.cbr_since } else { 0 }
+        self.stats.cbr_ps + if self.cbr { now_ps - self.cbr_since } else { 0 }
     }
 }
 

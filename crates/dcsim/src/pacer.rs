@@ -232,10 +232,6 @@ impl HullPacer {
         }
         Some(self.departure.min(SimTime((self.updates_done + 1) * self.rate_interval)))
     }
-
-    pub fn queued_packets(&self) -> usize {
-        self.queue.len()
-    }
 }
 
 #[cfg(test)]

@@ -49,11 +49,20 @@ def _port_towards(result: Any, host: int) -> dict[str, Any]:
     return next(p for p in result.ports.to_pylist() if p["node_kind"] == "switch" and p["peer"] == host)
 
 
+def _samples(result: Any, port: dict[str, Any], column: str, after: float) -> list[float]:
+    """`port`'s occupancy samples ("bytes" or "packets") from `after` on, sorted."""
+    q = result.queues
+    return sorted(v for t, p, v in zip(q["time"].to_pylist(), q["port"].to_pylist(), q[column].to_pylist()) if p == port["port"] and t >= after)
+
+
 def _queue_latency_us(result: Any, port: dict[str, Any], after: float) -> list[float]:
     """Queueing latency at `port` from its occupancy samples: bytes / line rate."""
-    q = result.queues
-    return sorted(b * 8 / port["rate_bps"] * 1e6 for t, p, b in zip(q["time"].to_pylist(), q["port"].to_pylist(), q["bytes"].to_pylist())
-                  if p == port["port"] and t >= after)
+    return [b * 8 / port["rate_bps"] * 1e6 for b in _samples(result, port, "bytes", after)]
+
+
+def _goodput_mbps(result: Any) -> float:
+    """Payload delivered by all flows over the run."""
+    return sum(result.flows["delivered"].to_pylist()) * 8 / result.summary["sim_seconds"] / 1e6
 
 
 def _mean(values: list[float]) -> float | None:
@@ -82,11 +91,9 @@ def _measure_static(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
     port = _port_towards(r, 0)
     warmup = spec["warmup_s"]
     lat = _queue_latency_us(r, port, warmup)
-    seconds = r.summary["sim_seconds"]
-    goodput = sum(r.flows["delivered"].to_pylist()) * 8 / seconds / 1e6
     return [{"metric": "queue_latency_mean_us", "value": _mean(lat)},
             {"metric": "queue_latency_p99_us", "value": _pct(lat, 99)},
-            {"metric": "goodput_mbps", "value": goodput}]
+            {"metric": "goodput_mbps", "value": _goodput_mbps(r)}]
 
 
 def hull_static(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
@@ -286,13 +293,8 @@ def hull_search_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 
 
 def _measure_mininet(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
-    port = _port_towards(r, 0)
-    warmup = spec["warmup_s"]
-    q = r.queues
-    packets = sorted(n for t, p, n in zip(q["time"].to_pylist(), q["port"].to_pylist(), q["packets"].to_pylist()) if p == port["port"] and t >= warmup)
-    seconds = r.summary["sim_seconds"]
-    goodput = sum(r.flows["delivered"].to_pylist()) * 8 / seconds / 1e6
-    return [{"metric": "goodput_mbps", "value": goodput},
+    packets = _samples(r, _port_towards(r, 0), "packets", spec["warmup_s"])
+    return [{"metric": "goodput_mbps", "value": _goodput_mbps(r)},
             {"metric": "queue_packets_mean", "value": _mean(packets)},
             {"metric": "queue_packets_p99", "value": _pct(packets, 99)},
             {"metric": "queue_at_most_2_packets", "value": sum(1 for n in packets if n <= 2) / len(packets) if packets else None}]
