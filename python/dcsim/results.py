@@ -21,7 +21,7 @@ TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer
 
 _DTYPES = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "u32": pa.uint32()}
 # Integer columns where -1 means "no value" (written as null).
-_NULL_IF_NEGATIVE = {("flows", "bytes"), ("flows", "round"), ("queries", "within_deadline")}
+_NULL_IF_NEGATIVE = {("flows", "bytes"), ("flows", "conn"), ("flows", "round"), ("queries", "within_deadline")}
 
 
 def _column(table: str, name: str, dtype: str, data: Any) -> pa.Array:

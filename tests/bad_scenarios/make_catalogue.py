@@ -150,6 +150,12 @@ cases = {
  "hscc_unknown_window": BASE + '\n[switch.hscc]\nwindow = "half"\n',
  "hscc_control_reserve_too_large": BASE + '\n[switch.hscc]\ncontrol_reserve = 0.7\n',
  "pacer_queue_below_one_frame": BASE + '\n[host.pacer]\ntype = "hull"\nqueue = "100B"\n',
+ "scheduler_unknown_type": BASE + '\n[switch.scheduler]\ntype = "fair"\n',
+ "scheduler_zero_classes": BASE + '\n[switch.scheduler]\ntype = "strict_priority"\nclasses = 0\n',
+ "scheduler_unknown_full_policy": BASE + '\n[switch.scheduler]\ntype = "strict_priority"\nfull = "drop_random"\n',
+ "pias_thresholds_not_increasing": BASE + '\n[host.pias]\nthresholds = ["100KB", "50KB"]\n',
+ "pias_no_thresholds": BASE + '\n[host.pias]\nthresholds = []\n',
+ "poisson_unknown_connections": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nload = 0.5\nload_reference = "host"\npattern = "all_to_all"\nsize = "10KB"\nconnections = "pooled"'),
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")
 open("bad_number.csv","w").write("src,dst,bytes,start\n1,0,lots,0\n")

@@ -328,6 +328,9 @@ pub struct SwitchCfg {
     /// HSCC's hysteresis and ACK window rewriting at every switch egress port.
     #[serde(default)]
     pub hscc: Option<HsccCfg>,
+    /// Several queues per switch egress port (default: one FIFO).
+    #[serde(default)]
+    pub scheduler: Option<Scheduler>,
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
@@ -341,6 +344,7 @@ impl Default for SwitchCfg {
             aqm: Aqm::default(),
             phantom_queue: None,
             hscc: None,
+            scheduler: None,
             routing: Routing::default(),
         }
     }
@@ -377,6 +381,52 @@ pub enum HsccWindow {
     #[default]
     OneMss,
     FairShare,
+}
+
+/// Per-class queues at a switch egress port; a packet's class is its DSCP
+/// (capped at the last class). See crate::sched.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Scheduler {
+    StrictPriority(StrictPriorityCfg),
+}
+tagged_deserialize!(Scheduler, "scheduler", { "strict_priority" => StrictPriority });
+
+/// Strict priority (class 0 first), as PIAS's switches (reference §1, PIAS-NS2).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrictPriorityCfg {
+    /// Number of queues (DSCP 0..classes-1; larger DSCPs go to the last).
+    #[serde(default = "default_classes")]
+    pub classes: u32,
+    /// What `switch.aqm` sees: the port's total queue (PIAS-NS2's per-port
+    /// marking, ECN_scheme_ 2) or each class's own queue (an AQM per class).
+    #[serde(default)]
+    pub marking: ClassMarking,
+    /// When the port's buffer is full: drop the arrival, or push out the
+    /// last packet of the lowest-priority class below the arrival's first
+    /// (PIAS-NS2's drop_prio_).
+    #[serde(default)]
+    pub full: FullBuffer,
+}
+fn default_classes() -> u32 {
+    8
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMarking {
+    #[default]
+    Port,
+    Class,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FullBuffer {
+    #[default]
+    DropArrival,
+    PushOutLowest,
 }
 
 /// Phantom queue (seed 000 §II-A, seed 001; see crate::phantom).
@@ -524,6 +574,20 @@ pub struct HostCfg {
     /// A pacer between the TCP stack and the NIC queue of every host.
     #[serde(default)]
     pub pacer: Option<Pacer>,
+    /// PIAS's host tagging: a data packet's DSCP is its priority class, by
+    /// the bytes of its message sent before it.
+    #[serde(default)]
+    pub pias: Option<PiasCfg>,
+}
+
+/// PIAS (Bai et al., NSDI 2015) as HSCC's baseline (seed 002 §5.2): class k
+/// for a packet whose message offset is in [thresholds[k-1], thresholds[k]);
+/// the last class beyond the last threshold. Pure ACKs and SYNs are class 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PiasCfg {
+    /// Demotion thresholds in bytes, increasing.
+    pub thresholds: Vec<Bytes>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -1026,6 +1090,20 @@ pub struct Poisson {
     /// No new flows after this time (default: run.duration).
     #[serde(default)]
     pub stop: Option<DurV>,
+    /// A new connection per flow (handshake and FIN), or persistent ones: a
+    /// flow takes an idle connection of its (source, destination) pair and
+    /// opens another only when all are busy (PIAS-NS2 and T-RACKs, which
+    /// seed 002's simulations use).
+    #[serde(default)]
+    pub connections: Connections,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Connections {
+    #[default]
+    PerFlow,
+    Persistent,
 }
 
 /// Bulk transfers: one TCP connection per (src, dst) pair, iperf-like when
@@ -1426,6 +1504,23 @@ impl Scenario {
             }
             if !(0.0..0.5).contains(&h.control_reserve) {
                 return Err(err("switch.hscc.control_reserve", format!("{} is out of range: allowed [0, 0.5)", h.control_reserve)));
+            }
+        }
+        if let Some(Scheduler::StrictPriority(sp)) = &self.switch.scheduler {
+            if !(1..=64).contains(&sp.classes) {
+                return Err(err("switch.scheduler.classes", format!("{} is out of range: allowed 1..=64 (the DSCP values)", sp.classes)));
+            }
+        }
+        if let Some(pias) = &self.host.pias {
+            let t = &pias.thresholds;
+            if t.is_empty() || t.len() > 63 {
+                return Err(err("host.pias.thresholds", format!("{} thresholds: allowed 1..=63 (classes = thresholds + 1, at most 64 DSCP values)", t.len())));
+            }
+            if let Some(k) = (1..t.len()).find(|&k| t[k].0 <= t[k - 1].0) {
+                return Err(err(format!("host.pias.thresholds[{k}]"), format!("{} must be greater than the threshold before it ({})", t[k].0, t[k - 1].0)));
+            }
+            if t[0].0 == 0 {
+                return Err(err("host.pias.thresholds[0]", "0 would put no packet in class 0: allowed at least 1 byte"));
             }
         }
         if let Some(Pacer::Hull(h)) = &self.host.pacer {

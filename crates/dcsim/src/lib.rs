@@ -17,6 +17,7 @@ pub mod pcap;
 pub mod phantom;
 pub mod port;
 pub mod results;
+pub mod sched;
 pub mod tcp;
 pub mod topology;
 pub mod traffic;

@@ -74,6 +74,8 @@ pub struct Packet {
     pub payload: u32,
     pub flags: u8,
     pub ecn: Ecn,
+    /// The IP DSCP (6 bits): PIAS's priority class (crate::sched).
+    pub dscp: u8,
     /// The 16-bit TCP window field as sent (already right-shifted by the scale).
     pub window: u16,
     /// SYN options.

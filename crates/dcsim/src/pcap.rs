@@ -128,7 +128,7 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
     // IPv4
     let ip_start = out.len();
     let ip_len = p.ip_len() as u16;
-    out.extend_from_slice(&[0x45, p.ecn as u8]); // version/IHL, DSCP 0 + ECN
+    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]); // version/IHL, DSCP + ECN
     out.extend_from_slice(&ip_len.to_be_bytes());
     out.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]); // id 0, DF, TTL 64, TCP, checksum
     out.extend_from_slice(&ipv4(p.src_host));

@@ -10,6 +10,7 @@ use crate::config::PqPlacement;
 use crate::hscc::Hscc;
 use crate::packet::{Ecn, Packet, PacketPool, PktId};
 use crate::phantom::PhantomQueue;
+use crate::sched::StrictPriority;
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rate, Rng, SimTime};
 use std::collections::VecDeque;
@@ -49,8 +50,9 @@ pub struct SharedBuffer {
 pub enum Offer {
     /// Dropped (tail drop or AQM); the caller frees it.
     Dropped,
-    /// Queued behind others (or behind the frame on the wire).
-    Queued,
+    /// Queued behind others (or behind the frame on the wire), after pushing
+    /// out `evicted` lower-priority packets (already freed).
+    Queued { evicted: u32 },
     /// The port was idle: the caller must start a transmission.
     StartTx,
 }
@@ -68,7 +70,12 @@ pub struct Port {
     pub pq: Option<Box<PhantomQueue>>,
     /// HSCC's relay and counters (switch ports), if configured.
     pub hscc: Option<Box<Hscc>>,
+    /// Per-class queues (PIAS's strict priority), if configured; else `queue`
+    /// is the port's one FIFO.
+    pub classes: Option<Box<StrictPriority>>,
     queue: VecDeque<PktId>,
+    /// Packets and bytes waiting, over all classes.
+    queue_len: u64,
     queue_bytes: u64,
     /// Frame being serialised, if any.
     pub transmitting: Option<PktId>,
@@ -108,7 +115,9 @@ impl Port {
             aqm,
             pq: None,
             hscc: None,
+            classes: None,
             queue: VecDeque::new(),
+            queue_len: 0,
             queue_bytes: 0,
             transmitting: None,
             on_wire: VecDeque::new(),
@@ -123,23 +132,25 @@ impl Port {
     /// Packets waiting (not counting the one being serialised).
     #[inline]
     pub fn queue_packets(&self) -> u64 {
-        self.queue.len() as u64
+        self.queue_len
     }
     #[inline]
     pub fn queue_bytes(&self) -> u64 {
         self.queue_bytes
     }
 
-    /// Admission: AQM verdict, then the capacity check (tail drop).
+    /// Admission: AQM verdict, then the capacity check (tail drop, or a
+    /// push-out under strict priority).
     #[inline]
-    pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> Offer {
+    pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> Offer {
         if !self.up {
             self.stats.drops += 1;
             return Offer::Dropped;
         }
-        let view = QueueView { packets: self.queue.len() as u64, bytes: self.queue_bytes };
+        let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
+        let class = self.classes.as_ref().map_or(0, |c| c.class_of(pkt.dscp));
         // HSCC's sigma: data may not use the top of the buffer (control packets may).
         let reserve = match &self.hscc {
             Some(h) if pkt.payload > 0 => h.control_reserve,
@@ -148,7 +159,14 @@ impl Port {
         if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Arrival) {
             self.pass_phantom(now, pkt);
         }
-        match self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()) {
+        let verdict = match &mut self.classes {
+            Some(c) if !c.aqms.is_empty() => {
+                let v = c.view(class);
+                c.aqms[class].on_enqueue(now, v, pkt.ecn.is_ect())
+            }
+            _ => self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()),
+        };
+        match verdict {
             Verdict::Drop => {
                 self.stats.drops += 1;
                 return Offer::Dropped;
@@ -157,17 +175,42 @@ impl Port {
             Verdict::Mark | Verdict::Enqueue => {}
         }
         let usable = |n: u64| if reserve > 0.0 { ((1.0 - reserve) * n as f64) as u64 } else { n };
-        let full = match self.capacity {
-            Capacity::Unlimited => false,
-            Capacity::Limited(QSize::Packets(n)) => view.packets + 1 > usable(n),
-            Capacity::Limited(QSize::Bytes(n)) => view.bytes + size > usable(n),
+        let capacity = self.capacity;
+        let fits = |packets: u64, bytes: u64| match capacity {
+            Capacity::Unlimited => true,
+            Capacity::Limited(QSize::Packets(n)) => packets < usable(n),
+            Capacity::Limited(QSize::Bytes(n)) => bytes + size <= usable(n),
         };
+        let mut evicted = 0;
+        if !fits(self.queue_len, self.queue_bytes) {
+            // Strict priority with push-out: lower classes make room.
+            while let Some(c) = self.classes.as_mut().filter(|c| c.push_out) {
+                if fits(self.queue_len, self.queue_bytes) {
+                    break;
+                }
+                let Some(victim) = c.evict_after(class, |v| pool.get(v).wire_bytes as u64) else { break };
+                let b = pool.get(victim).wire_bytes as u64;
+                pool.free(victim);
+                self.queue_len -= 1;
+                self.queue_bytes -= b;
+                self.held_bytes -= b;
+                if let Some(buf) = shared.as_deref_mut() {
+                    buf.used -= b;
+                }
+                self.stats.drops += 1;
+                evicted += 1;
+            }
+            if !fits(self.queue_len, self.queue_bytes) {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+        }
         // Dynamic threshold: this port may hold at most alpha * (free buffer).
         let shared_full = shared.as_ref().is_some_and(|b| {
             let free = b.size.saturating_sub(b.used);
             size > free || (self.held_bytes + size) as f64 > b.alpha * free as f64
         });
-        if full || shared_full {
+        if shared_full {
             self.stats.drops += 1;
             return Offer::Dropped;
         }
@@ -175,18 +218,22 @@ impl Port {
             b.used += size;
         }
         self.held_bytes += size;
-        pkt.enqueued_at = now;
+        pool.get_mut(id).enqueued_at = now;
         self.stats.enqueued += 1;
-        if self.transmitting.is_none() && self.queue.is_empty() {
+        if self.transmitting.is_none() && self.queue_len == 0 {
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
-        self.queue.push_back(id);
+        match &mut self.classes {
+            Some(c) => c.push(class, id, size),
+            None => self.queue.push_back(id),
+        }
+        self.queue_len += 1;
         self.queue_bytes += size;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue_len);
         self.queue_changed(now);
-        Offer::Queued
+        Offer::Queued { evicted }
     }
 
     /// Tell HSCC's relay the queue length (in the buffer's unit).
@@ -195,7 +242,7 @@ impl Port {
         if let Some(h) = &mut self.hscc {
             let q = match self.capacity {
                 Capacity::Limited(QSize::Bytes(_)) => self.queue_bytes,
-                _ => self.queue.len() as u64,
+                _ => self.queue_len,
             };
             h.on_queue(now.ps(), q);
         }
@@ -231,8 +278,12 @@ impl Port {
     /// Take every waiting frame (the link failed); the caller frees them.
     /// The frame on the wire finishes and is then lost.
     pub fn drain(&mut self, now: SimTime, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> Vec<PktId> {
-        let frames: Vec<PktId> = self.queue.drain(..).collect();
+        let frames: Vec<PktId> = match &mut self.classes {
+            Some(c) => c.take_all(),
+            None => self.queue.drain(..).collect(),
+        };
         let bytes: u64 = frames.iter().map(|&id| pool.get(id).wire_bytes as u64).sum();
+        self.queue_len = 0;
         self.queue_bytes = 0;
         self.held_bytes -= bytes;
         self.queue_changed(now);
@@ -274,8 +325,18 @@ impl Port {
             first_on_wire = self.on_wire.is_empty();
             self.on_wire.push_back((now + self.delay, id));
         }
-        let started_next = match self.queue.pop_front() {
+        let next = match &mut self.classes {
+            None => self.queue.pop_front(),
+            Some(c) => c.pop(|id| pool.get(id).wire_bytes as u64).map(|(id, class)| {
+                if !c.aqms.is_empty() && c.is_empty(class) {
+                    c.aqms[class].on_idle(now);
+                }
+                id
+            }),
+        };
+        let started_next = match next {
             Some(next) => {
+                self.queue_len -= 1;
                 self.queue_bytes -= pool.get(next).wire_bytes as u64;
                 self.begin_tx(now, next, pool);
                 self.queue_changed(now);

@@ -2,9 +2,10 @@
 //! (one egress [`Port`] per direction) and shortest-path forwarding tables.
 
 use crate::aqm::Aqm;
-use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
+use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Scheduler, Star, Topology};
 use crate::hscc::Hscc;
 use crate::phantom::PhantomQueue;
+use crate::sched::StrictPriority;
 use crate::units::QSize;
 use crate::port::{Capacity, Port, SharedBuffer};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
@@ -26,6 +27,7 @@ pub mod streams {
     pub const SEARCH: u32 = 7;
     pub const REQUESTS: u32 = 8;
     pub const PACER: u32 = 9;
+    pub const CLASS_AQM: u32 = 10;
 }
 
 pub struct Network {
@@ -99,6 +101,12 @@ impl<'a> Builder<'a> {
                 QSize::Bytes(n) => (n, n),
             };
             port.hscc = Some(Box::new(Hscc::new(h, capacity, bytes)));
+        }
+        if let (NodeKind::Switch, Some(Scheduler::StrictPriority(sp))) = (self.net.kinds[node as usize], &s.switch.scheduler) {
+            // Each class's AQM has its own random stream.
+            let mtu_time = rate.tx_time(s.max_frame_bytes());
+            let stream = |c: usize| Rng::stream(s.run.seed, StreamId { kind: streams::CLASS_AQM, index: ((id as u64) << 8) | c as u64 });
+            port.classes = Some(Box::new(StrictPriority::new(sp, |c| Aqm::new(&s.switch.aqm, mtu_time, stream(c)))));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);

@@ -132,6 +132,8 @@ pub struct PoissonGen {
     pub stop: SimTime,
     /// Arrival chains that have not yet passed `stop`.
     pub chains_alive: u32,
+    /// Flows reuse idle connections of their host pair.
+    pub persistent: bool,
     rng: Rng,
 }
 
@@ -176,6 +178,7 @@ impl PoissonGen {
             target,
             racks: p.other_racks_only.then_some(racks),
             perm,
+            persistent: p.connections == crate::config::Connections::Persistent,
             stop,
             chains_alive: 0,
             rng,
@@ -247,6 +250,7 @@ mod tests {
             other_racks_only,
             start: Default::default(),
             stop: None,
+            connections: Default::default(),
         }
     }
 

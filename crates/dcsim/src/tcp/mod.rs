@@ -58,6 +58,8 @@ pub struct TcpParams {
     pub restart_after_idle: bool,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
+    /// PIAS's host tagging: demotion thresholds in bytes (see crate::sched).
+    pub pias: Option<Box<[u64]>>,
     pub rcv_buffer: u64,
     pub dctcp_g: f64,
     pub dctcp_alpha_init: f64,
@@ -94,6 +96,7 @@ impl TcpParams {
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
+            pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,
             dctcp_g: t.dctcp_g,
             dctcp_alpha_init: t.dctcp_alpha_init,
@@ -194,6 +197,22 @@ pub struct TcpStats {
     pub ce_received: u64,
 }
 
+impl TcpStats {
+    /// Counts since `earlier` (a snapshot of the same endpoint).
+    pub fn since(&self, earlier: &TcpStats) -> TcpStats {
+        TcpStats {
+            segments_sent: self.segments_sent - earlier.segments_sent,
+            data_bytes_sent: self.data_bytes_sent - earlier.data_bytes_sent,
+            retransmits: self.retransmits - earlier.retransmits,
+            fast_retransmits: self.fast_retransmits - earlier.fast_retransmits,
+            timeouts: self.timeouts - earlier.timeouts,
+            ecn_reductions: self.ecn_reductions - earlier.ecn_reductions,
+            duplicate_segments_received: self.duplicate_segments_received - earlier.duplicate_segments_received,
+            ce_received: self.ce_received - earlier.ce_received,
+        }
+    }
+}
+
 /// One row of the opt-in TCP state trace (recorded on every ACK).
 #[derive(Clone, Copy, Debug)]
 pub struct TraceRow {
@@ -265,6 +284,9 @@ pub struct Endpoint {
     pub snd_max: u64,
     /// One past the last byte the application has written.
     app_end: u64,
+    /// Stream offsets where the previous and the current write began (the
+    /// message boundaries PIAS's tagging counts from).
+    msg_start: [u64; 2],
     fin_queued: bool,
     snd_wnd: u64,
     pub cc: Cc,
@@ -343,6 +365,7 @@ impl Endpoint {
             snd_nxt: 0,
             snd_max: 0,
             app_end: SEQ_DATA_START,
+            msg_start: [SEQ_DATA_START; 2],
             fin_queued: false,
             snd_wnd: 0,
             cc: {
@@ -417,6 +440,7 @@ impl Endpoint {
     /// The application writes `bytes` more (and optionally closes after them).
     pub fn write(&mut self, bytes: u64, close: bool) {
         debug_assert!(!self.fin_queued, "write after close");
+        self.msg_start = [self.msg_start[1], self.app_end];
         self.app_end = self.app_end.saturating_add(bytes);
         self.fin_queued |= close;
     }
@@ -1050,6 +1074,13 @@ impl Endpoint {
         pkt.seq = seq;
         pkt.payload = (end - seq) as u32;
         pkt.is_retx = retx;
+        if let (Some(thresholds), true) = (&p.pias, pkt.payload > 0) {
+            // PIAS: the class is the number of thresholds the message's bytes
+            // sent before this segment have passed.
+            let [prev, cur] = self.msg_start;
+            let sent = if seq >= cur { seq - cur } else { seq.saturating_sub(prev) };
+            pkt.dscp = thresholds.partition_point(|&t| t <= sent) as u8;
+        }
         if fin {
             pkt.flags |= flags::FIN;
         }
@@ -1312,6 +1343,24 @@ mod tests {
             self.ep[i].flush(self.now, &self.p, &mut out);
             out.packets
         }
+    }
+
+    #[test]
+    fn pias_tags_data_by_bytes_of_its_message_sent_before_it() {
+        let mut p = params("initial_cwnd = 20");
+        p.pias = Some(Box::new([2000, 5000]));
+        let mut pair = Pair::connected(p);
+        // mss 1448: offsets 0, 1448 | 2896, 4344 | 5792 -> classes 0 0 1 1 2.
+        let first = data(&mut pair, 5);
+        assert_eq!(first.iter().map(|s| s.dscp).collect::<Vec<_>>(), [0, 0, 1, 1, 2]);
+        let acks: Vec<Packet> = first.iter().flat_map(|s| pair.to(1, s)).collect();
+        assert!(acks.iter().all(|a| a.dscp == 0), "pure ACKs stay in class 0");
+        for a in &acks {
+            pair.to(0, a);
+        }
+        // The next write is a new message: its count starts again.
+        let second = data(&mut pair, 3);
+        assert_eq!(second.iter().map(|s| s.dscp).collect::<Vec<_>>(), [0, 0, 1]);
     }
 
     #[test]

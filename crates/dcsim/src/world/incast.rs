@@ -91,10 +91,11 @@ impl World<'_> {
             a.got[s] += delivered;
             if a.got[s] == a.response[s] * a.round as u64 {
                 let f = a.flow_of_slot[s] as usize;
-                self.flows[f].received = a.response[s];
-                self.flows[f].end = Some(now);
+                let bytes = a.response[s];
                 a.pending -= 1;
-                if a.pending == 0 {
+                let round_done = a.pending == 0;
+                self.complete_flow(f, now, bytes);
+                if round_done {
                     self.finish_round(now, app);
                 }
             }

@@ -101,6 +101,16 @@ enum FlowKind {
     Response,
 }
 
+impl FlowRec {
+    /// Sending and receiving endpoints.
+    fn endpoints(&self) -> (u32, u32) {
+        match self.kind {
+            FlowKind::Bulk => (self.conn * 2, self.conn * 2 + 1),
+            FlowKind::Response => (self.conn * 2 + 1, self.conn * 2),
+        }
+    }
+}
+
 struct FlowRec {
     workload: u32,
     kind: FlowKind,
@@ -113,8 +123,9 @@ struct FlowRec {
     received: u64,
     end: Option<SimTime>,
     round: u32,
-    /// Sender and receiver counters when the flow started (for deltas on
-    /// persistent connections).
+    /// Sender and receiver counters when the flow started; once it has
+    /// ended, its own counts (a persistent connection's later flows must not
+    /// count toward it). See `World::complete_flow`.
     sender_at_start: TcpStats,
     receiver_at_start: TcpStats,
     new_connection: bool,
@@ -122,7 +133,8 @@ struct FlowRec {
 
 #[derive(Clone, Copy, Debug)]
 enum ConnApp {
-    Bulk { flow: u32 },
+    /// `persistent`: back to the pool of its host pair when the flow ends.
+    Bulk { flow: u32, persistent: bool },
     Incast { app: u32, slot: u32 },
     Search { app: u32, server: u32 },
     Requests { app: u32, slot: u32 },
@@ -185,6 +197,8 @@ pub struct World<'a> {
     pacers: Vec<HullPacer>,
     pacer_flows: Vec<PacerFlow>,
     released: Vec<PktId>,
+    /// Per source host: idle persistent connections as (destination, connection).
+    idle_conns: Vec<Vec<(u32, u32)>>,
     /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
     capture_at: Vec<u32>,
     /// Flow filters of captures, resolved to connections when flows start.
@@ -255,6 +269,7 @@ impl<'a> World<'a> {
             },
             pacer_flows: Vec::new(),
             released: Vec::new(),
+            idle_conns: vec![Vec::new(); net_hosts as usize],
             capture_at,
             capture_flow,
             packets_created: 0,
@@ -563,7 +578,7 @@ impl<'a> World<'a> {
                 self.pool.free(id);
                 self.packets_dropped += 1;
             }
-            Offer::Queued => {}
+            Offer::Queued { evicted } => self.packets_dropped += evicted as u64,
             Offer::StartTx => self.start_tx(now, port),
         }
     }
@@ -695,11 +710,31 @@ impl<'a> World<'a> {
     // ---- applications ---------------------------------------------------------------
 
     fn start_flow(&mut self, now: SimTime, f: u32) {
+        self.start_flow_on(now, f, false)
+    }
+
+    /// Start flow `f`; with `persistent`, on an idle connection of its host
+    /// pair if there is one (the flow then starts without a handshake).
+    fn start_flow_on(&mut self, now: SimTime, f: u32, persistent: bool) {
         let (src, dst, size) = {
             let fr = &self.flows[f as usize];
             (fr.src, fr.dst, fr.size)
         };
-        let conn = self.new_connection(src, dst, ConnApp::Bulk { flow: f });
+        if persistent {
+            let idle = &mut self.idle_conns[src as usize];
+            if let Some(i) = idle.iter().position(|&(d, _)| d == dst) {
+                let conn = idle.swap_remove(i).1;
+                self.conn_app[conn as usize] = ConnApp::Bulk { flow: f, persistent };
+                let fr = &mut self.flows[f as usize];
+                fr.conn = conn;
+                fr.new_connection = false;
+                fr.sender_at_start = self.eps[(conn * 2) as usize].stats;
+                fr.receiver_at_start = self.eps[(conn * 2 + 1) as usize].stats;
+                self.eps[(conn * 2) as usize].write(size.expect("persistent flows have a size"), false);
+                return self.after_tcp(now, conn * 2);
+            }
+        }
+        let conn = self.new_connection(src, dst, ConnApp::Bulk { flow: f, persistent });
         self.flows[f as usize].conn = conn;
         for (i, filter) in self.capture_flow.iter().enumerate() {
             if *filter == Some(f) {
@@ -711,7 +746,7 @@ impl<'a> World<'a> {
         out.clear();
         let e = &mut self.eps[ep as usize];
         // A long-lived flow writes "forever" (far more than any run can send).
-        e.write(size.unwrap_or(u64::MAX / 4), size.is_some());
+        e.write(size.unwrap_or(u64::MAX / 4), size.is_some() && !persistent);
         e.open(now, &self.tcp, &mut out);
         self.out = out;
         self.after_tcp(now, ep);
@@ -721,12 +756,15 @@ impl<'a> World<'a> {
         let conn = ep / 2;
         let side = ep % 2;
         match self.conn_app[conn as usize] {
-            ConnApp::Bulk { flow } => {
+            ConnApp::Bulk { flow, persistent } => {
                 if side == 1 && delivered > 0 {
                     let fr = &mut self.flows[flow as usize];
                     fr.received += delivered;
-                    if fr.end.is_none() && Some(fr.received) == fr.size {
-                        fr.end = Some(now);
+                    if let (None, Some(size)) = (fr.end, fr.size.filter(|&s| s == fr.received)) {
+                        if persistent {
+                            self.idle_conns[fr.src as usize].push((fr.dst, conn));
+                        }
+                        self.complete_flow(flow as usize, now, size);
                         self.work_done();
                     }
                 }
@@ -735,6 +773,19 @@ impl<'a> World<'a> {
             ConnApp::Requests { app, slot } => self.requests_react(now, app, slot, side, delivered),
             ConnApp::Incast { app, slot } => self.incast_react(now, app, slot, side, delivered, established),
         }
+    }
+
+    /// Flow `f` has all its `bytes` at `now`: record it, and turn its
+    /// counters from snapshots at the start into the flow's own counts.
+    fn complete_flow(&mut self, f: usize, now: SimTime, bytes: u64) {
+        let fr = &self.flows[f];
+        let (sender, receiver) = fr.endpoints();
+        let (s, r) = (self.eps[sender as usize].stats.since(&fr.sender_at_start), self.eps[receiver as usize].stats.since(&fr.receiver_at_start));
+        let fr = &mut self.flows[f];
+        fr.received = bytes;
+        fr.end = Some(now);
+        fr.sender_at_start = s;
+        fr.receiver_at_start = r;
     }
 
     fn work_done(&mut self) {

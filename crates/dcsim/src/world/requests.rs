@@ -166,10 +166,9 @@ impl World<'_> {
                 st.response_base += st.size;
                 st.busy = false;
                 let (flow, size, server) = (st.flow, st.size, st.server);
-                let f = &mut self.flows[flow as usize];
-                f.received = size;
-                f.end = Some(now);
                 a.open -= 1;
+                self.complete_flow(flow as usize, now, size);
+                let a = &mut self.requests[app as usize];
                 match a.arrival {
                     RequestArrival::ClosedLoop => self.send_request(now, app, server),
                     RequestArrival::Poisson if !a.generating && a.open == 0 => self.work_done(),

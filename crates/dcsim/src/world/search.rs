@@ -178,9 +178,7 @@ impl World<'_> {
                     entry.2 += 1;
                 }
                 let (first_flow, last) = (entry.3, entry.1 == 0);
-                let f = &mut self.flows[first_flow as usize + s];
-                f.received = response;
-                f.end = Some(now);
+                self.complete_flow(first_flow as usize + s, now, response);
                 if last {
                     self.finish_search_query(now, app, q);
                 }
@@ -194,10 +192,10 @@ impl World<'_> {
         a.open_queries -= 1;
         let (mut timeouts, mut retransmits) = (0, 0);
         for s in 0..a.servers.len() {
+            // Every response has completed: its counters are its own.
             let f = &self.flows[first_flow as usize + s];
-            let st = &self.eps[(f.conn * 2 + 1) as usize].stats;
-            timeouts += st.timeouts - f.sender_at_start.timeouts;
-            retransmits += st.retransmits - f.sender_at_start.retransmits;
+            timeouts += f.sender_at_start.timeouts;
+            retransmits += f.sender_at_start.retransmits;
         }
         let row = QueryRow {
             workload: a.workload,

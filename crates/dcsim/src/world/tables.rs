@@ -10,7 +10,7 @@ impl World<'_> {
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut start, mut end, mut fct, mut ideal_fct, mut slowdown, mut round) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut retx, mut fast, mut tos, mut spur, mut ecnr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut retx, mut fast, mut tos, mut spur, mut ecnr, mut conn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::with_capacity(n));
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -20,25 +20,24 @@ impl World<'_> {
             });
             src.push(f.src);
             dst.push(f.dst);
+            conn.push(if f.conn == u32::MAX { -1 } else { f.conn as i64 });
             bytes.push(f.size.map(|b| b as i64).unwrap_or(-1));
             start.push(f.start.as_secs_f64());
             round.push(if f.kind == FlowKind::Response { f.round as i64 } else { -1 });
-            let (s_now, r_now) = if f.conn == u32::MAX {
-                (TcpStats::default(), TcpStats::default())
+            // A finished flow holds its own counts; a running one its snapshot at the start.
+            let (s, r) = if f.end.is_some() || f.conn == u32::MAX {
+                (f.sender_at_start, f.receiver_at_start)
             } else {
-                let (sender, receiver) = match f.kind {
-                    FlowKind::Bulk => (f.conn * 2, f.conn * 2 + 1),
-                    FlowKind::Response => (f.conn * 2 + 1, f.conn * 2),
-                };
-                (self.eps[sender as usize].stats, self.eps[receiver as usize].stats)
+                let (sender, receiver) = f.endpoints();
+                (self.eps[sender as usize].stats.since(&f.sender_at_start), self.eps[receiver as usize].stats.since(&f.receiver_at_start))
             };
             let got = if f.end.is_some() { f.received } else { self.partial_response(i, f) };
             delivered.push(got);
-            retx.push(s_now.retransmits - f.sender_at_start.retransmits);
-            fast.push(s_now.fast_retransmits - f.sender_at_start.fast_retransmits);
-            tos.push(s_now.timeouts - f.sender_at_start.timeouts);
-            ecnr.push(s_now.ecn_reductions - f.sender_at_start.ecn_reductions);
-            spur.push(r_now.duplicate_segments_received - f.receiver_at_start.duplicate_segments_received);
+            retx.push(s.retransmits);
+            fast.push(s.fast_retransmits);
+            tos.push(s.timeouts);
+            ecnr.push(s.ecn_reductions);
+            spur.push(r.duplicate_segments_received);
             let ideal_t = f.size.and_then(|b| {
                 let query = match self.conn_app.get(f.conn as usize) {
                     Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
@@ -78,6 +77,7 @@ impl World<'_> {
             .col("kind", Col::Str(kind))
             .col("src", Col::U32(src))
             .col("dst", Col::U32(dst))
+            .col("conn", Col::I64(conn))
             .col("bytes", Col::I64(bytes))
             .col("delivered", Col::U64(delivered))
             .col("start", Col::F64(start))
@@ -194,7 +194,7 @@ impl World<'_> {
     /// The workload a connection belongs to.
     fn conn_workload(&self, conn: u32) -> u32 {
         match self.conn_app[conn as usize] {
-            ConnApp::Bulk { flow } => self.flows[flow as usize].workload,
+            ConnApp::Bulk { flow, .. } => self.flows[flow as usize].workload,
             ConnApp::Incast { app, .. } => self.incast[app as usize].workload,
             ConnApp::Search { app, .. } => self.search[app as usize].workload,
             ConnApp::Requests { app, .. } => self.requests[app as usize].workload,
