@@ -91,3 +91,24 @@ def test_fair_share_window_divides_the_buffer_by_the_flows_through_the_port():
     windows = {w for _, w, _ in _tcp_headers(r.pcaps["host1"]) if w < 2000}
     assert windows == {share >> 5}
 
+
+
+def test_cbr_plus_a_loss_while_the_window_is_clamped_still_halves_cwnd():
+    """Seed 002 §4's third state: a loss while rwnd is clamped to one MSS
+    cuts TCP's own window too (not a switch action: the sender's reaction)."""
+    r = dcsim.run(BASE | {"switch": BASE["switch"] | {"hscc": {}}, "output": {"tcp_trace": True}})
+    t = r.tcp_trace
+    rows = zip(t["conn"].to_pylist(), t["side"].to_pylist(), t["ssthresh"].to_pylist(), t["snd_wnd"].to_pylist())
+    last, cbr_plus, clamped = {}, 0, 0
+    for conn, side, ssthresh, wnd in rows:
+        if side != 0:
+            continue
+        clamped += wnd <= 1460
+        if conn in last and ssthresh < last[conn] and wnd <= 1460:
+            cbr_plus += 1  # a multiplicative decrease taken on an ACK carrying the CBR window
+        last[conn] = ssthresh
+    assert clamped > 1000
+    assert cbr_plus > 0
+    # Without HSCC no ACK ever carries a window that small.
+    plain = dcsim.run(BASE | {"output": {"tcp_trace": True}})
+    assert min(plain.tcp_trace["snd_wnd"].to_pylist()) > 1460

@@ -2,75 +2,21 @@
 Mininet): runners that return measured rows {metric, condition..., value}
 and the figures. The schemes are the presets in data/presets/hull.toml.
 
-Every run of an experiment is independent, so they go to a process pool
-(one worker per core); rows come back in submission order, so the output
-does not depend on the number of workers."""
+Every run of an experiment is independent: they go to a process pool
+(experiments/_common.py)."""
 
 from __future__ import annotations
 
-import os
 import statistics
-import sys
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from ..analysis import percentile
-
-Rows = list[dict[str, Any]]
-# (condition, scenario (path or dict), preset, overrides)
-Job = tuple[dict[str, Any], str | dict[str, Any], str | None, dict[str, Any]]
-
-
-def _run_jobs(jobs: list[Job], measure: Callable[[Any, dict[str, Any], dict[str, Any]], Rows], spec: dict[str, Any]) -> Rows:
-    """Run every job (in parallel) and measure each result in its worker."""
-    rows: Rows = []
-    workers = min(len(jobs), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_one, job, measure, spec) for job in jobs]
-        for k, f in enumerate(futures, 1):
-            rows.extend(f.result())
-            print(f"\r  run {k}/{len(jobs)}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return rows
-
-
-def _one(job: Job, measure: Callable[..., Rows], spec: dict[str, Any]) -> Rows:
-    import dcsim
-
-    condition, scenario, preset, overrides = job
-    result = dcsim.run(scenario, preset=preset, overrides=overrides)
-    return [condition | row for row in measure(result, condition, spec)]
-
-
-def _port_towards(result: Any, host: int) -> dict[str, Any]:
-    """The switch port whose link leads to `host`."""
-    return next(p for p in result.ports.to_pylist() if p["node_kind"] == "switch" and p["peer"] == host)
-
-
-def _samples(result: Any, port: dict[str, Any], column: str, after: float) -> list[float]:
-    """`port`'s occupancy samples ("bytes" or "packets") from `after` on, sorted."""
-    q = result.queues
-    return sorted(v for t, p, v in zip(q["time"].to_pylist(), q["port"].to_pylist(), q[column].to_pylist()) if p == port["port"] and t >= after)
-
-
-def _queue_latency_us(result: Any, port: dict[str, Any], after: float) -> list[float]:
-    """Queueing latency at `port` from its occupancy samples: bytes / line rate."""
-    return [b * 8 / port["rate_bps"] * 1e6 for b in _samples(result, port, "bytes", after)]
-
+from ._common import Job, Rows, _mean, _pct, _port_towards, _queue_latency_us, _run_jobs, _samples
 
 def _goodput_mbps(result: Any) -> float:
     """Payload delivered by all flows over the run."""
     return sum(result.flows["delivered"].to_pylist()) * 8 / result.summary["sim_seconds"] / 1e6
-
-
-def _mean(values: list[float]) -> float | None:
-    return statistics.fmean(values) if values else None
-
-
-def _pct(values: list[float], p: float) -> float | None:
-    return percentile(sorted(values), p) if values else None
 
 
 def _schemes(spec: dict[str, Any], quick: bool) -> list[str]:

@@ -225,6 +225,8 @@ pub struct TraceRow {
     pub rttvar: Dur,
     pub rto: Dur,
     pub in_flight: u64,
+    /// The peer's advertised window, scaled (what HSCC's rewrite clamps).
+    pub snd_wnd: u64,
     /// Data bytes cumulatively acknowledged so far.
     pub acked: u64,
     /// DCTCP's alpha (NaN for other congestion controls).
@@ -961,6 +963,7 @@ impl Endpoint {
                 rttvar: self.rtt.rttvar,
                 rto: self.rtt.rto(&p.rtt),
                 in_flight: self.flight_size(),
+                snd_wnd: self.snd_wnd,
                 acked: self.snd_una.saturating_sub(SEQ_DATA_START),
                 alpha: if self.cc.ecn_mode() == EcnMode::Dctcp { self.cc.alpha } else { f64::NAN },
             });

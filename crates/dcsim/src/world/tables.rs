@@ -187,6 +187,7 @@ impl World<'_> {
             .col("rttvar", Col::F64(rows.iter().map(|r| r.rttvar.as_secs_f64()).collect()))
             .col("rto", Col::F64(rows.iter().map(|r| r.rto.as_secs_f64()).collect()))
             .col("bytes_in_flight", Col::U64(rows.iter().map(|r| r.in_flight).collect()))
+            .col("snd_wnd", Col::U64(rows.iter().map(|r| r.snd_wnd).collect()))
             .col("bytes_acked", Col::U64(rows.iter().map(|r| r.acked).collect()))
             .col("dctcp_alpha", Col::F64(rows.iter().map(|r| r.alpha).collect()))
     }
