@@ -152,3 +152,12 @@ def test_poisson_requests_rate_mix_and_connection_pool():
     assert max(counts) - min(counts) <= 1
     # All but the last few (still in flight at the end) complete.
     assert r.summary["flows_completed"] >= len(flows) - 20
+
+
+def test_request_responses_can_follow_a_named_cdf():
+    s = REQ_BASE | {"run": {"duration": "2s"},
+                    "workload": [{"type": "requests", "client": 0, "servers": "1..10", "response": {"cdf": "websearch_tracks"},
+                                  "arrival": "poisson", "load": 0.3, "stop": "2s"}]}
+    sizes = [f["bytes"] for f in dcsim.run(s).flows.to_pylist()]
+    # Web search: most responses are small, a few are megabytes.
+    assert len(set(sizes)) > 20 and min(sizes) < 100_000 and max(sizes) > 1_000_000

@@ -143,12 +143,15 @@ def _expand_flow_files(data: Scenario, base: Path) -> None:
     if not isinstance(workloads, list):
         return
     for i, w in enumerate(workloads):
-        if isinstance(w, dict) and isinstance(w.get("size"), dict):
+        for key in ("size", "response"):  # poisson flow sizes, request response sizes
+            spec = w.get(key) if isinstance(w, dict) else None
+            if not (isinstance(spec, dict) and ("cdf" in spec or "cdf_file" in spec)):
+                continue
             try:
-                w["size"] = resolve_size(w["size"], base, f"workload[{i}].size")
+                w[key] = resolve_size(spec, base, f"workload[{i}].{key}")
             except CdfError as e:
                 text = str(e)
-                path, _, message = text.partition(": ") if text.startswith("workload[") else (f"workload[{i}].size", "", text)
+                path, _, message = text.partition(": ") if text.startswith("workload[") else (f"workload[{i}].{key}", "", text)
                 raise _error(path, message) from None
         if isinstance(w, dict) and w.get("type") == "flows" and "file" in w:
             where = f"workload[{i}].file"

@@ -57,9 +57,11 @@ def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
     return fig
 
 
+from .hscc import RUNNERS as _HSCC  # noqa: E402
 from .hull import RUNNERS as _HULL  # noqa: E402
 
 RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]]] = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     **_HULL,
+    **_HSCC,
 }

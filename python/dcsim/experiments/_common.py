@@ -35,7 +35,11 @@ def _one(job: Job, measure: Callable[..., Rows], spec: dict[str, Any]) -> Rows:
     import dcsim
 
     condition, scenario, preset, overrides = job
-    result = dcsim.run(scenario, preset=preset, overrides=overrides)
+    try:
+        result = dcsim.run(scenario, preset=preset, overrides=overrides)
+    except dcsim.ScenarioError as e:
+        # Re-raised as a plain error: the extension's exception does not cross processes.
+        raise ValueError(f"{condition}: {e}") from None
     return [condition | row for row in measure(result, condition, spec)]
 
 

@@ -1,0 +1,354 @@
+"""Reproductions of seed 002 (HSCC): runners that return measured rows
+{metric, condition..., value} and the figures. The schemes are the presets
+in data/presets/hscc.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ._common import Job, Rows, _mean, _pct, _run_jobs, _samples
+
+SMALL_BYTES = 100 * 1024  # "[0-100] KB" (PIAS's result.py: < 100 * 1024)
+
+
+def _jain(xs: list[float]) -> float | None:
+    """Jain's fairness index (seed 002 §5.1)."""
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else None
+
+
+def _fct_rows(flows: list[dict[str, Any]], keep: Any = lambda f: True) -> Rows:
+    """Small-flow mean, median, max and 99th FCT, all-flow mean FCT (ms),
+    timeouts and unfinished flows, over the flows `keep` selects."""
+    flows = [f for f in flows if keep(f)]
+    done = [f for f in flows if f["fct"] is not None]
+    small = [f["fct"] * 1e3 for f in done if f["bytes"] <= SMALL_BYTES]
+    return [
+        {"metric": "small_fct_mean_ms", "value": _mean(small)},
+        {"metric": "small_fct_median_ms", "value": _pct(small, 50)},
+        {"metric": "small_fct_p99_ms", "value": _pct(small, 99)},
+        {"metric": "small_fct_max_ms", "value": max(small, default=None)},
+        {"metric": "all_fct_mean_ms", "value": _mean([f["fct"] * 1e3 for f in done])},
+        {"metric": "timeouts", "value": sum(f["timeouts"] for f in flows)},
+        {"metric": "unfinished", "value": len(flows) - len(done)},
+        {"metric": "flows", "value": len(flows)},
+    ]
+
+
+def _ratio_rows(rows: Rows, metric: str, key: str, base: dict[str, Any], name: str) -> Rows:
+    """`metric` of every condition over the same-`key` row of `base`."""
+    out = []
+    for r in rows:
+        if r["metric"] != metric:
+            continue
+        ref = next((x["value"] for x in rows if x["metric"] == metric and x[key] == r[key] and all(x.get(k) == v for k, v in base.items())), None)
+        if ref and r["value"] is not None:
+            out.append({k: v for k, v in r.items() if k not in ("metric", "value")} | {"metric": name, "value": r["value"] / ref})
+    return out
+
+
+# ---- hscc-leafspine-*: Figs. 9 and 10 ------------------------------------------------
+
+
+def _measure_leafspine(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    return _fct_rows(r.flows.to_pylist())
+
+
+def _leafspine_jobs(spec: dict[str, Any], folder: Path, quick: bool, schemes: list[tuple[str, str, dict[str, Any]]]) -> list[Job]:
+    """One job per (scheme, load): arrivals for `stop`, then `drain` more
+    seconds for the flows in progress; flows still running then are unfinished."""
+    scenario = str((folder / spec["scenario"]).resolve())
+    stop = spec["quick_stop" if quick else "stop"]
+    jobs: list[Job] = []
+    for load in spec["quick_loads" if quick else "loads"]:
+        for label, preset, changes in schemes:
+            ov = {"workload[0].size": {"cdf": spec["cdf"]}, "workload[0].load": load, "workload[0].stop": stop,
+                  "run.duration": spec["quick_duration" if quick else "duration"]}
+            jobs.append(({"load": load, "scheme": label}, scenario, f"hscc/{preset}", ov | changes))
+    return jobs
+
+
+def hscc_leafspine(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    schemes = [(s, s, {}) for s in spec["quick_schemes" if quick else "schemes"]]
+    rows = _run_jobs(_leafspine_jobs(spec, folder, quick, schemes), _measure_leafspine, spec)
+    # PIAS's unfinished flows over all loads (the seed counts 25 in web search).
+    for scheme in {r["scheme"] for r in rows}:
+        rows.append({"scheme": scheme, "load": "all", "metric": "unfinished_total",
+                     "value": sum(r["value"] for r in rows if r["scheme"] == scheme and r["metric"] == "unfinished")})
+    return rows
+
+
+def _lines(rows: Rows, panels: list[tuple[str, str]], key: str, series: str, title: str, log: tuple[str, ...] = ()) -> Any:
+    """One panel per metric: a line per `series` value against `key`."""
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
+    names = list(dict.fromkeys(r[series] for r in rows))
+    for ax, (metric, label) in zip(axes[0], panels):
+        for name in names:
+            pts = sorted((r[key], r["value"]) for r in rows if r["metric"] == metric and r[series] == name and r["value"] is not None and r[key] != "all")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=str(name))
+        ax.set(xlabel=key, ylabel=label, yscale="log" if metric in log else "linear")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+LEAFSPINE_PANELS = [("small_fct_mean_ms", "small flows: mean FCT (ms)"), ("small_fct_max_ms", "small flows: max FCT (ms)"),
+                    ("all_fct_mean_ms", "all flows: mean FCT (ms)"), ("timeouts", "timeouts"), ("unfinished", "unfinished flows")]
+
+
+def hscc_leafspine_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    return _lines(rows, LEAFSPINE_PANELS, "load", "scheme", spec["title"], log=("small_fct_mean_ms", "small_fct_max_ms"))
+
+
+# ---- hscc-thresholds: Fig. 11 ----------------------------------------------------------
+
+
+def hscc_thresholds(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    pairs = spec["quick_pairs" if quick else "pairs"]
+    schemes = [(f"{lo}-{hi}", "HSCC", {"switch.hscc.low": lo, "switch.hscc.high": hi}) for lo, hi in pairs]
+    rows = _run_jobs(_leafspine_jobs(spec, folder, quick, schemes), _measure_leafspine, spec)
+    base = {"scheme": spec["default_pair"]}
+    return rows + _ratio_rows(rows, "small_fct_mean_ms", "load", base, "small_fct_mean_vs_default") \
+        + _ratio_rows(rows, "all_fct_mean_ms", "load", base, "all_fct_mean_vs_default")
+
+
+def hscc_thresholds_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    return _lines(rows, [("small_fct_mean_ms", "small flows: mean FCT (ms)"), ("all_fct_mean_ms", "all flows: mean FCT (ms)")],
+                  "load", "scheme", spec["title"])
+
+
+# ---- hscc-dumbbell: Fig. 8 -----------------------------------------------------------------
+
+
+def _measure_dumbbell(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """Per sender: goodput and mean loss-cycle length (time between loss
+    episodes: fast retransmits and timeouts); Jain's index over goodputs."""
+    seconds = r.summary["sim_seconds"]
+    flows = sorted(r.flows.to_pylist(), key=lambda f: f["src"])
+    goodput = [f["delivered"] * 8 / seconds / 1e9 for f in flows]
+    rows: Rows = []
+    for f, g in zip(flows, goodput):
+        losses = f["fast_retransmits"] + f["timeouts"]
+        rows.append({"sender": f["src"], "metric": "goodput_gbps", "value": g})
+        rows.append({"sender": f["src"], "metric": "loss_cycle_ms", "value": seconds / losses * 1e3 if losses else None})
+        rows.append({"sender": f["src"], "metric": "timeouts", "value": f["timeouts"]})
+    port = max((p for p in r.ports.to_pylist() if p["node_kind"] == "switch"), key=lambda p: p["drops"])  # the bottleneck
+    queue = _samples(r, port, "packets", spec["warmup_s"])
+    cycles = [x["value"] for x in rows if x["metric"] == "loss_cycle_ms" and x["value"] is not None]
+    rows += [{"sender": "all", "metric": "jain", "value": _jain(goodput)},
+             {"sender": "all", "metric": "goodput_total_gbps", "value": sum(goodput)},
+             {"sender": "all", "metric": "loss_cycle_mean_ms", "value": _mean(cycles)},
+             {"sender": "all", "metric": "timeouts_total", "value": sum(f["timeouts"] for f in flows)},
+             {"sender": "all", "metric": "drops", "value": port["drops"]},
+             {"sender": "all", "metric": "queue_mean_pkt", "value": _mean(queue)}]
+    if condition["scheme"].endswith("HSCC"):
+        t, p, q = (r.queues[c].to_pylist() for c in ("time", "port", "packets"))
+        trace = [(a, b) for a, c, b in zip(t, p, q) if c == port["port"] and spec["trace_from_s"] <= a < spec["trace_from_s"] + spec["trace_s"]]
+        rows.append({"sender": "all", "metric": "queue_trace", "value": None, "trace": trace})
+    return rows
+
+
+def hscc_dumbbell(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    scenario = str(folder / spec["scenario"])
+    jobs: list[Job] = [({"scheme": s}, scenario, f"hscc/{s}", {"run.duration": spec["quick_duration" if quick else "duration"]}) for s in spec["schemes"]]
+    rows = _run_jobs(jobs, _measure_dumbbell, spec)
+    stretch = _ratio_rows(rows, "loss_cycle_ms", "sender", {"scheme": spec["schemes"][0]}, "loss_cycle_stretch")
+    rows += [r for r in stretch if r["scheme"] != spec["schemes"][0]]
+    values = [r["value"] for r in stretch if r["scheme"] != spec["schemes"][0] and r["sender"] != "all"]
+    rows.append({"scheme": spec["schemes"][1], "sender": "all", "metric": "loss_cycle_stretch_max", "value": max(values, default=None)})
+    return rows
+
+
+def hscc_dumbbell_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    """Fig. 8a/8b per sender, and the congested port's queue next to the
+    fluid model's (§4) for the same C, N, RTT and buffer."""
+    from ..analysis.hscc import integrate
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    schemes = spec["schemes"]
+    width = 0.4
+    for j, scheme in enumerate(schemes):
+        for ax, metric in zip(axes[:2], ("loss_cycle_ms", "goodput_gbps")):
+            pts = sorted((r["sender"], r["value"] or 0.0) for r in rows if r["scheme"] == scheme and r["metric"] == metric and r["sender"] != "all")
+            jain = next((r["value"] for r in rows if r["scheme"] == scheme and r["metric"] == "jain"), None)
+            label = scheme if metric == "loss_cycle_ms" or jain is None else f"{scheme} (Jain {jain:.3f})"
+            ax.bar([p[0] + j * width for p in pts], [p[1] for p in pts], width=width, label=label)
+    axes[0].set(xlabel="sender", ylabel="mean loss-cycle length (ms)", title="Fig. 8a")
+    axes[1].set(xlabel="sender", ylabel="goodput (Gb/s)", title="Fig. 8b")
+    trace = next((r["trace"] for r in rows if r["metric"] == "queue_trace"), [])
+    if trace:
+        t0 = trace[0][0]
+        axes[2].plot([(a - t0) * 1e3 for a, _ in trace], [b for _, b in trace], lw=0.8, label="dcsim (packets)")
+    f = spec["fluid"]
+    traj = integrate(c=f["capacity_pps"], n=f["flows"], base_rtt=f["base_rtt_s"], buffer=f["buffer_pkt"], duration=spec["trace_s"], dt=1e-6)
+    axes[2].plot([t * 1e3 for t in traj.time], traj.queue, lw=0.8, label="fluid model (§4)")
+    axes[2].set(xlabel="time (ms)", ylabel="queue (packets)", title="HSCC: queue, packet level and fluid")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+RUNNERS = {
+    "hscc-dumbbell": (hscc_dumbbell, hscc_dumbbell_figure),
+    "hscc-leafspine-websearch": (hscc_leafspine, hscc_leafspine_figure),
+    "hscc-leafspine-datamining": (hscc_leafspine, hscc_leafspine_figure),
+    "hscc-thresholds": (hscc_thresholds, hscc_thresholds_figure),
+}
+
+
+# ---- hscc-incast: Figs. 13-16 (the testbed, simulated) ------------------------------------
+
+
+def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every client fetches from every server in `rounds` barrier-synchronised
+    rounds of `connections` parallel 11.5 KB responses, once per epoch; with
+    background, one long-lived flow from each server into rack 4."""
+    servers, clients = spec["servers"], spec["clients"]
+    per_conn = spec["object_bytes"]
+    out: list[dict[str, Any]] = []
+    for start in case["epochs_s"]:
+        for c in clients:
+            out.append({"type": "incast", "querier": c, "responders": servers, "query_size": "100B",
+                        "response_size": f"{per_conn * case['connections']}B", "connections_per_responder": case["connections"],
+                        "rounds": case["rounds"], "start": f"{start}s"})
+    if case["background"]:
+        out.append({"type": "bulk", "src": servers, "dst": [clients[i % len(clients)] for i in range(len(servers))], "pairing": "zip", "size": "inf"})
+    return out
+
+
+def _measure_incast(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    flows = r.flows.to_pylist()
+    mice = [f["fct"] * 1e3 for f in flows if f["kind"] == "response" and f["fct"] is not None]
+    elephants = [f for f in flows if f["kind"] == "bulk"]
+    seconds = r.summary["sim_seconds"]
+    mean = _mean(mice)
+    std = (sum((x - mean) ** 2 for x in mice) / len(mice)) ** 0.5 if mice else None
+    rows = [{"metric": "mice_fct_mean_ms", "value": mean}, {"metric": "mice_fct_std_ms", "value": std},
+            {"metric": "mice_fct_p90_ms", "value": _pct(mice, 90)}, {"metric": "mice_fct_p99_ms", "value": _pct(mice, 99)},
+            {"metric": "mice_fct_max_ms", "value": max(mice, default=None)},
+            {"metric": "mice_unfinished", "value": sum(1 for f in flows if f["kind"] == "response" and f["fct"] is None)},
+            {"metric": "drops", "value": sum(p["drops"] for p in r.ports.to_pylist())}]
+    if elephants:
+        rows.append({"metric": "elephant_goodput_mbps", "value": sum(f["delivered"] for f in elephants) * 8 / seconds / 1e6})
+    return rows
+
+
+def hscc_incast(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    scenario = str(folder / spec["scenario"])
+    jobs: list[Job] = []
+    for name in spec["quick_cases" if quick else "cases"]:
+        case = spec["case"][name]
+        for scheme in spec["quick_schemes" if quick else "schemes"]:
+            ov = {"workload": _incast_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
+            ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
+            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
+    rows = _run_jobs(jobs, _measure_incast, spec)
+    # HSCC's drop reduction against the same TCP (the seed: ~96 % mild, ~86 % heavy).
+    for r in [x for x in rows if x["metric"] == "drops" and x["scheme"].endswith("-HSCC")]:
+        base = next((x["value"] for x in rows if x["metric"] == "drops" and x["case"] == r["case"] and x["scheme"] == r["scheme"].removesuffix("-HSCC")), None)
+        if base:
+            rows.append({"case": r["case"], "scheme": r["scheme"], "metric": "drop_reduction", "value": 1 - r["value"] / base})
+    return rows
+
+
+def hscc_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    metrics = [("mice_fct_mean_ms", "mice FCT mean (ms)"), ("mice_fct_std_ms", "mice FCT std (ms)"), ("mice_fct_max_ms", "mice FCT max (ms)"),
+               ("drops", "drops"), ("elephant_goodput_mbps", "elephant goodput (Mb/s)")]
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    fig, axes = plt.subplots(len(cases), len(metrics), figsize=(3.4 * len(metrics), 3.0 * len(cases)), squeeze=False)
+    for i, case in enumerate(cases):
+        for ax, (metric, label) in zip(axes[i], metrics):
+            vals = [next((r["value"] for r in rows if r["case"] == case and r["scheme"] == s and r["metric"] == metric), None) for s in schemes]
+            ax.bar(range(len(schemes)), [v or 0 for v in vals], color=["C1" if s.endswith("HSCC") else "C0" for s in schemes])
+            ax.set_xticks(range(len(schemes)), schemes, rotation=60, fontsize=7)
+            ax.set_title(f"{case}: {label}", fontsize=9)
+            ax.grid(alpha=0.3, axis="y")
+            if metric in ("mice_fct_max_ms", "mice_fct_std_ms", "drops") and any(vals):
+                ax.set_yscale("log")
+    fig.tight_layout()
+    return fig
+
+
+RUNNERS["hscc-incast"] = (hscc_incast, hscc_incast_figure)
+
+
+# ---- hscc-one-to-all: Figs. 17-19 ------------------------------------------------------------
+
+
+def _one_to_all_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every client in rack 4 requests responses from the CDF from random
+    servers of the other racks at Poisson times; optionally all-to-all
+    long-lived background flows."""
+    out: list[dict[str, Any]] = [
+        {"type": "requests", "client": c, "servers": spec["servers"], "request_size": "100B", "response": {"cdf": case["cdf"]},
+         "arrival": "poisson", "load": spec["client_load"], "stop": case["stop"]}
+        for c in spec["clients"]]
+    if case["background"]:
+        hosts = spec["servers"] + spec["clients"]
+        out.append({"type": "bulk", "src": hosts, "dst": hosts, "size": "inf"})
+    return out
+
+
+def _measure_one_to_all(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    flows = [f for f in r.flows.to_pylist() if f["kind"] == "response"]
+    small = [f["fct"] * 1e3 for f in flows if f["fct"] is not None and f["bytes"] <= SMALL_BYTES]
+    deadline = spec["deadline_ms"]
+    return [{"metric": "small_fct_mean_ms", "value": _mean(small)}, {"metric": "small_fct_median_ms", "value": _pct(small, 50)},
+            {"metric": "small_fct_max_ms", "value": max(small, default=None)},
+            {"metric": "missed_deadlines", "value": sum(1 for x in small if x > deadline)
+             + sum(1 for f in flows if f["fct"] is None and f["bytes"] <= SMALL_BYTES)},
+            {"metric": "small_flows", "value": sum(1 for f in flows if f["bytes"] <= SMALL_BYTES)},
+            {"metric": "requests", "value": len(flows)}]
+
+
+def hscc_one_to_all(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    scenario = str(folder / spec["scenario"])
+    jobs: list[Job] = []
+    for name in spec["quick_cases" if quick else "cases"]:
+        case = spec["case"][name] | ({"stop": spec["quick_stop"]} if quick else {})
+        for scheme in spec["quick_schemes" if quick else "schemes"]:
+            ov = {"workload": _one_to_all_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
+            ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
+            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
+    rows = _run_jobs(jobs, _measure_one_to_all, spec)
+    # The seed's figures of merit: HSCC's reduction against the same TCP.
+    for r in [x for x in rows if x["scheme"].endswith("-HSCC") and x["metric"] not in ("small_flows", "requests")]:
+        base = next((x["value"] for x in rows if x["metric"] == r["metric"] and x["case"] == r["case"] and x["scheme"] == r["scheme"].removesuffix("-HSCC")), None)
+        if base and r["value"] is not None:
+            rows.append({"case": r["case"], "scheme": r["scheme"], "metric": f"{r['metric']}_reduction", "value": 1 - r["value"] / base})
+    return rows
+
+
+def hscc_one_to_all_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    metrics = [("small_fct_mean_ms", "mean (ms)"), ("small_fct_median_ms", "median (ms)"), ("small_fct_max_ms", "max (ms)"), ("missed_deadlines", "missed 200 ms deadlines")]
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    fig, axes = plt.subplots(len(cases), len(metrics), figsize=(3.6 * len(metrics), 3.0 * len(cases)), squeeze=False)
+    for i, case in enumerate(cases):
+        for ax, (metric, label) in zip(axes[i], metrics):
+            vals = [next((r["value"] for r in rows if r["case"] == case and r["scheme"] == s and r["metric"] == metric), None) for s in schemes]
+            ax.bar(range(len(schemes)), [v or 0 for v in vals], color=["C1" if s.endswith("HSCC") else "C0" for s in schemes])
+            ax.set_xticks(range(len(schemes)), schemes, rotation=60, fontsize=7)
+            ax.set_title(f"{case}: small flows, {label}", fontsize=9)
+            ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+RUNNERS["hscc-one-to-all"] = (hscc_one_to_all, hscc_one_to_all_figure)
