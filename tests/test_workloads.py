@@ -161,3 +161,20 @@ def test_request_responses_can_follow_a_named_cdf():
     sizes = [f["bytes"] for f in dcsim.run(s).flows.to_pylist()]
     # Web search: most responses are small, a few are megabytes.
     assert len(set(sizes)) > 20 and min(sizes) < 100_000 and max(sizes) > 1_000_000
+
+
+def test_closed_loop_requests_with_a_count_stop_when_all_are_answered():
+    # ab -n 6 -c 2 against servers 1 and 2: each listed twice, 3 requests per entry.
+    s = REQ_BASE | {"run": {"duration": "10s", "stop_when_done": True},
+                    "workload": [{"type": "requests", "client": 0, "servers": [1, 1, 2, 2], "response": "20KB",
+                                  "arrival": "closed_loop", "count": 3}]}
+    r = dcsim.run(s)
+    flows = r.flows.to_pylist()
+    assert len(flows) == 12 and all(f["fct"] is not None for f in flows)
+    assert r.summary["stopped_by"] == "workload done" and r.summary["sim_seconds"] < 0.1
+    # Two connections per server, each carrying its three requests one after another.
+    by_conn = {}
+    for f in flows:
+        by_conn.setdefault(f["conn"], []).append(f)
+    assert sorted(len(v) for v in by_conn.values()) == [3, 3, 3, 3]
+    assert all(a["end"] <= b["start"] for v in by_conn.values() for a, b in zip(v, v[1:]))

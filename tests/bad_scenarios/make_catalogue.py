@@ -155,6 +155,8 @@ cases = {
  "scheduler_unknown_full_policy": BASE + '\n[switch.scheduler]\ntype = "strict_priority"\nfull = "drop_random"\n',
  "pias_thresholds_not_increasing": BASE + '\n[host.pias]\nthresholds = ["100KB", "50KB"]\n',
  "pias_no_thresholds": BASE + '\n[host.pias]\nthresholds = []\n',
+ "requests_count_with_poisson_arrivals": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "requests"\nclient = 0\nservers = "1..4"\nresponse = "10KB"\narrival = "poisson"\nload = 0.5\ncount = 10'),
+ "requests_zero_count": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "requests"\nclient = 0\nservers = "1..4"\nresponse = "10KB"\narrival = "closed_loop"\ncount = 0'),
  "poisson_unknown_connections": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nload = 0.5\nload_reference = "host"\npattern = "all_to_all"\nsize = "10KB"\nconnections = "pooled"'),
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")

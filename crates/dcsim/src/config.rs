@@ -925,6 +925,11 @@ pub struct Requests {
     /// Poisson: no new requests after this time (default: run.duration).
     #[serde(default)]
     pub stop: Option<DurV>,
+    /// Closed loop: requests per entry of `servers` (ApacheBench's -n over
+    /// -c: list a server c times for c concurrent requests); the workload is
+    /// done when all are answered. Default: ask again until the run ends.
+    #[serde(default)]
+    pub count: Option<u32>,
 }
 
 /// Fan-out/fan-in search (seed 000 §III-B, after OLDISim): the client sends a
@@ -1504,6 +1509,17 @@ impl Scenario {
             }
             if !(0.0..0.5).contains(&h.control_reserve) {
                 return Err(err("switch.hscc.control_reserve", format!("{} is out of range: allowed [0, 0.5)", h.control_reserve)));
+            }
+        }
+        for (i, w) in self.workload.iter().enumerate() {
+            if let Workload::Requests(r) = w {
+                match (r.count, r.arrival) {
+                    (Some(0), _) => return Err(err(format!("workload[{i}].count"), "0 requests: allowed at least 1")),
+                    (Some(_), RequestArrival::Poisson) => {
+                        return Err(err(format!("workload[{i}].count"), "a count applies to closed-loop requests only (Poisson requests stop at `stop`)"));
+                    }
+                    _ => {}
+                }
             }
         }
         if let Some(Scheduler::StrictPriority(sp)) = &self.switch.scheduler {

@@ -209,17 +209,16 @@ RUNNERS = {
 
 
 def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every client fetches from every server in `rounds` barrier-synchronised
-    rounds of `connections` parallel 11.5 KB responses, once per epoch; with
+    """ApacheBench as each client runs it against each server (`ab -n N -c c`):
+    c connections per server, each asking for the next 11.5 KB object as
+    soon as the last one arrived, N / c times; once per epoch. With
     background, one long-lived flow from each server into rack 4."""
-    servers, clients = spec["servers"], spec["clients"]
-    per_conn = spec["object_bytes"]
+    servers, clients, c = spec["servers"], spec["clients"], case["connections"]
     out: list[dict[str, Any]] = []
     for start in case["epochs_s"]:
-        for c in clients:
-            out.append({"type": "incast", "querier": c, "responders": servers, "query_size": "100B",
-                        "response_size": f"{per_conn * case['connections']}B", "connections_per_responder": case["connections"],
-                        "rounds": case["rounds"], "start": f"{start}s"})
+        for client in clients:
+            out.append({"type": "requests", "client": client, "servers": [s for s in servers for _ in range(c)], "request_size": "100B",
+                        "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c, "start": f"{start}s"})
     if case["background"]:
         out.append({"type": "bulk", "src": servers, "dst": [clients[i % len(clients)] for i in range(len(servers))], "pairing": "zip", "size": "inf"})
     return out
@@ -227,7 +226,7 @@ def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[s
 
 def _measure_incast(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
     flows = r.flows.to_pylist()
-    mice = [f["fct"] * 1e3 for f in flows if f["kind"] == "response" and f["fct"] is not None]
+    mice = [f["fct"] * 1e3 for f in flows if f["kind"] == "response" and f["fct"] is not None]  # request sent -> object received
     elephants = [f for f in flows if f["kind"] == "bulk"]
     seconds = r.summary["sim_seconds"]
     mean = _mean(mice)

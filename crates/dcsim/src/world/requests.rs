@@ -19,6 +19,9 @@ pub(super) struct RequestsApp {
     pub(super) pool: Vec<Vec<u32>>,
     pub(super) generating: bool,
     pub(super) open: u32,
+    /// Closed loop with a count: requests sent per server entry, and the count.
+    pub(super) sent: Vec<u32>,
+    pub(super) count: Option<u32>,
 }
 
 /// One connection of a requests app and the request it carries.
@@ -63,8 +66,10 @@ impl World<'_> {
             pool: vec![Vec::new(); p.servers.0.len()],
             generating: true,
             open: 0,
+            sent: vec![0; p.servers.0.len()],
+            count: p.count,
         });
-        if p.arrival == RequestArrival::Poisson {
+        if p.arrival == RequestArrival::Poisson || p.count.is_some() {
             self.unfinished += 1;
         }
         self.q.schedule(SimTime::ZERO + p.start.0, Ev::Request(app));
@@ -102,6 +107,7 @@ impl World<'_> {
         let a = &mut self.requests[app as usize];
         let size = a.dist.sample(&mut a.rng);
         a.open += 1;
+        a.sent[server as usize] += 1;
         let idle = a.pool[server as usize].iter().copied().find(|&s| !a.slots[s as usize].busy);
         let (slot, new_conn) = match idle {
             Some(s) => (s, false),
@@ -170,7 +176,14 @@ impl World<'_> {
                 self.complete_flow(flow as usize, now, size);
                 let a = &mut self.requests[app as usize];
                 match a.arrival {
-                    RequestArrival::ClosedLoop => self.send_request(now, app, server),
+                    RequestArrival::ClosedLoop => match a.count {
+                        Some(c) if a.sent[server as usize] >= c => {
+                            if a.open == 0 && a.sent.iter().all(|&s| s >= c) {
+                                self.work_done();
+                            }
+                        }
+                        _ => self.send_request(now, app, server),
+                    },
                     RequestArrival::Poisson if !a.generating && a.open == 0 => self.work_done(),
                     RequestArrival::Poisson => {}
                 }
