@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import copy
+import csv
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,3 +23,15 @@ STAR: dict[str, Any] = {
 @pytest.fixture
 def star() -> dict[str, Any]:
     return copy.deepcopy(STAR)
+
+
+def reproduce_quick(name: str, out: Path) -> list[dict[str, str]]:
+    """Run `dcsim reproduce NAME --quick`; return its comparison rows after
+    checking that it wrote its figure."""
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", name, "--quick", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    with (out / name / "comparison.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert (out / name / "figures" / f"{name}.png").stat().st_size > 1000
+    return rows

@@ -3,12 +3,10 @@ end-host shim's reserved bits and the control-packet reserve."""
 
 from __future__ import annotations
 
-import csv
 import struct
-import subprocess
-import sys
 
 import pytest
+from conftest import reproduce_quick
 
 import dcsim
 
@@ -119,19 +117,8 @@ def test_cbr_plus_a_loss_while_the_window_is_clamped_still_halves_cwnd():
     assert min(plain.tcp_trace["snd_wnd"].to_pylist()) > 1460
 
 
-def _reproduce(name, tmp_path):
-    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", name, "--quick", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr
-    with (tmp_path / name / "comparison.csv").open() as f:
-        rows = list(csv.DictReader(f))
-    assert (tmp_path / name / "figures" / f"{name}.png").stat().st_size > 1000
-    assert rows and all(r["dcsim"] not in ("", None) for r in rows), rows
-    return rows
-
-
 def test_leafspine_websearch_quick_hscc_beats_red_ecn_at_60_percent(tmp_path):
-    rows = _reproduce("hscc-leafspine-websearch", tmp_path)
+    rows = reproduce_quick("hscc-leafspine-websearch", tmp_path)
     # The issue's acceptance claims at load 0.6: small-flow mean and max FCT,
     # timeouts and the all-flow mean FCT, each below TCP-RED-ECN's.
     assert len(rows) == 4 and all(r["holds"] == "True" for r in rows), rows
@@ -139,4 +126,5 @@ def test_leafspine_websearch_quick_hscc_beats_red_ecn_at_60_percent(tmp_path):
 
 @pytest.mark.parametrize("name", ["hscc-dumbbell", "hscc-leafspine-datamining", "hscc-thresholds", "hscc-incast", "hscc-one-to-all"])
 def test_other_hscc_reproductions_run_quick(name, tmp_path):
-    _reproduce(name, tmp_path)
+    rows = reproduce_quick(name, tmp_path)
+    assert rows and all(r["dcsim"] not in ("", None) for r in rows), rows

@@ -3,13 +3,13 @@ and the quick versions of their reproductions."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import subprocess
 import sys
 
 import pytest
+from conftest import reproduce_quick
 
 import dcsim
 
@@ -147,18 +147,8 @@ def test_presets_apply_before_overrides_and_unknown_presets_are_rejected(tmp_pat
     assert p.returncode == 0 and "hull/DCTCP-6K-Pacer" in p.stdout
 
 
-def _reproduce(name, tmp_path):
-    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", name, "--quick", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr
-    with (tmp_path / name / "comparison.csv").open() as f:
-        rows = list(csv.DictReader(f))
-    assert (tmp_path / name / "figures" / f"{name}.png").stat().st_size > 1000
-    return rows
-
-
 def test_hull_dynamic_quick(tmp_path):
-    rows = _reproduce("hull-dynamic", tmp_path)
+    rows = reproduce_quick("hull-dynamic", tmp_path)
     # 40 % load, DCTCP-30K and HULL: 2 x 6 cells, 2 cost rows (vs DCTCP), the
     # ordering claims between the two and the 5x claim.
     claims = [r for r in rows if r["metric"] == "claim"]
@@ -169,5 +159,5 @@ def test_hull_dynamic_quick(tmp_path):
 
 @pytest.mark.parametrize("name", ["hull-static", "hull-search", "hull-search-lowlatency", "hull-mininet"])
 def test_other_hull_reproductions_run_quick(name, tmp_path):
-    rows = _reproduce(name, tmp_path)
+    rows = reproduce_quick(name, tmp_path)
     assert rows and all(r["dcsim"] not in ("", None) for r in rows), rows

@@ -25,7 +25,10 @@ def available() -> list[str]:
 def overrides(name: str) -> dict[str, Any]:
     """The overrides of preset `name`; KeyError with the allowed names if unknown."""
     group, _, preset = name.partition("/")
-    found = _groups().get(group, {}).get(preset)
+    groups = _groups()
+    found = groups.get(group, {}).get(preset)
     if found is None:
-        raise KeyError(f"unknown preset {name!r}: expected one of {', '.join(available())}")
+        # Name the presets of the same group when the group exists, else all.
+        names = [f"{group}/{n}" for n in groups[group]] if group in groups else available()
+        raise KeyError(f"unknown preset {name!r}: expected one of {', '.join(names)}")
     return dict(found)

@@ -17,10 +17,9 @@ def _jain(xs: list[float]) -> float | None:
     return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else None
 
 
-def _fct_rows(flows: list[dict[str, Any]], keep: Any = lambda f: True) -> Rows:
+def _fct_rows(flows: list[dict[str, Any]]) -> Rows:
     """Small-flow mean, median, max and 99th FCT, all-flow mean FCT (ms),
-    timeouts and unfinished flows, over the flows `keep` selects."""
-    flows = [f for f in flows if keep(f)]
+    timeouts and unfinished flows."""
     done = [f for f in flows if f["fct"] is not None]
     small = [f["fct"] * 1e3 for f in done if f["bytes"] <= SMALL_BYTES]
     return [
@@ -44,6 +43,18 @@ def _ratio_rows(rows: Rows, metric: str, key: str, base: dict[str, Any], name: s
         ref = next((x["value"] for x in rows if x["metric"] == metric and x[key] == r[key] and all(x.get(k) == v for k, v in base.items())), None)
         if ref and r["value"] is not None:
             out.append({k: v for k, v in r.items() if k not in ("metric", "value")} | {"metric": name, "value": r["value"] / ref})
+    return out
+
+
+def _reductions(rows: Rows, metrics: tuple[str, ...]) -> Rows:
+    """HSCC's reduction against the same TCP in the same case, as the seed
+    reports it: METRIC_reduction = 1 - X-HSCC / X."""
+    out = []
+    for r in rows:
+        if r["metric"] in metrics and r["scheme"].endswith("-HSCC") and r["value"] is not None:
+            base = next((x["value"] for x in rows if x["metric"] == r["metric"] and x["case"] == r["case"] and x["scheme"] == r["scheme"].removesuffix("-HSCC")), None)
+            if base:
+                out.append({"case": r["case"], "scheme": r["scheme"], "metric": f"{r['metric']}_reduction", "value": 1 - r["value"] / base})
     return out
 
 
@@ -197,14 +208,6 @@ def hscc_dumbbell_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return fig
 
 
-RUNNERS = {
-    "hscc-dumbbell": (hscc_dumbbell, hscc_dumbbell_figure),
-    "hscc-leafspine-websearch": (hscc_leafspine, hscc_leafspine_figure),
-    "hscc-leafspine-datamining": (hscc_leafspine, hscc_leafspine_figure),
-    "hscc-thresholds": (hscc_thresholds, hscc_thresholds_figure),
-}
-
-
 # ---- hscc-incast: Figs. 13-16 (the testbed, simulated) ------------------------------------
 
 
@@ -251,23 +254,17 @@ def hscc_incast(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
             jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_incast, spec)
-    # HSCC's drop reduction against the same TCP (the seed: ~96 % mild, ~86 % heavy).
-    for r in [x for x in rows if x["metric"] == "drops" and x["scheme"].endswith("-HSCC")]:
-        base = next((x["value"] for x in rows if x["metric"] == "drops" and x["case"] == r["case"] and x["scheme"] == r["scheme"].removesuffix("-HSCC")), None)
-        if base:
-            rows.append({"case": r["case"], "scheme": r["scheme"], "metric": "drop_reduction", "value": 1 - r["value"] / base})
-    return rows
+    return rows + _reductions(rows, ("drops",))  # the seed: ~96 % mild, ~86 % heavy
 
 
-def hscc_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+def _bar_grid(rows: Rows, metrics: list[tuple[str, str]], log: tuple[str, ...] = ()) -> Any:
+    """A row of panels per case, a bar per scheme (HSCC variants in orange)."""
     from ..plot import _mpl
 
     plt = _mpl()
     cases = list(dict.fromkeys(r["case"] for r in rows))
-    metrics = [("mice_fct_mean_ms", "mice FCT mean (ms)"), ("mice_fct_std_ms", "mice FCT std (ms)"), ("mice_fct_max_ms", "mice FCT max (ms)"),
-               ("drops", "drops"), ("elephant_goodput_mbps", "elephant goodput (Mb/s)")]
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
-    fig, axes = plt.subplots(len(cases), len(metrics), figsize=(3.4 * len(metrics), 3.0 * len(cases)), squeeze=False)
+    fig, axes = plt.subplots(len(cases), len(metrics), figsize=(3.5 * len(metrics), 3.0 * len(cases)), squeeze=False)
     for i, case in enumerate(cases):
         for ax, (metric, label) in zip(axes[i], metrics):
             vals = [next((r["value"] for r in rows if r["case"] == case and r["scheme"] == s and r["metric"] == metric), None) for s in schemes]
@@ -275,13 +272,15 @@ def hscc_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
             ax.set_xticks(range(len(schemes)), schemes, rotation=60, fontsize=7)
             ax.set_title(f"{case}: {label}", fontsize=9)
             ax.grid(alpha=0.3, axis="y")
-            if metric in ("mice_fct_max_ms", "mice_fct_std_ms", "drops") and any(vals):
+            if metric in log and any(vals):
                 ax.set_yscale("log")
     fig.tight_layout()
     return fig
 
 
-RUNNERS["hscc-incast"] = (hscc_incast, hscc_incast_figure)
+def hscc_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    return _bar_grid(rows, [("mice_fct_mean_ms", "mice FCT mean (ms)"), ("mice_fct_std_ms", "mice FCT std (ms)"), ("mice_fct_max_ms", "mice FCT max (ms)"),
+                            ("drops", "drops"), ("elephant_goodput_mbps", "elephant goodput (Mb/s)")], log=("mice_fct_std_ms", "mice_fct_max_ms", "drops"))
 
 
 # ---- hscc-one-to-all: Figs. 17-19 ------------------------------------------------------------
@@ -323,31 +322,19 @@ def hscc_one_to_all(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
             jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_one_to_all, spec)
-    # The seed's figures of merit: HSCC's reduction against the same TCP.
-    for r in [x for x in rows if x["scheme"].endswith("-HSCC") and x["metric"] not in ("small_flows", "requests")]:
-        base = next((x["value"] for x in rows if x["metric"] == r["metric"] and x["case"] == r["case"] and x["scheme"] == r["scheme"].removesuffix("-HSCC")), None)
-        if base and r["value"] is not None:
-            rows.append({"case": r["case"], "scheme": r["scheme"], "metric": f"{r['metric']}_reduction", "value": 1 - r["value"] / base})
-    return rows
+    return rows + _reductions(rows, ("small_fct_mean_ms", "small_fct_median_ms", "small_fct_max_ms", "missed_deadlines"))
 
 
 def hscc_one_to_all_figure(rows: Rows, spec: dict[str, Any]) -> Any:
-    from ..plot import _mpl
-
-    plt = _mpl()
-    cases = list(dict.fromkeys(r["case"] for r in rows))
-    metrics = [("small_fct_mean_ms", "mean (ms)"), ("small_fct_median_ms", "median (ms)"), ("small_fct_max_ms", "max (ms)"), ("missed_deadlines", "missed 200 ms deadlines")]
-    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
-    fig, axes = plt.subplots(len(cases), len(metrics), figsize=(3.6 * len(metrics), 3.0 * len(cases)), squeeze=False)
-    for i, case in enumerate(cases):
-        for ax, (metric, label) in zip(axes[i], metrics):
-            vals = [next((r["value"] for r in rows if r["case"] == case and r["scheme"] == s and r["metric"] == metric), None) for s in schemes]
-            ax.bar(range(len(schemes)), [v or 0 for v in vals], color=["C1" if s.endswith("HSCC") else "C0" for s in schemes])
-            ax.set_xticks(range(len(schemes)), schemes, rotation=60, fontsize=7)
-            ax.set_title(f"{case}: small flows, {label}", fontsize=9)
-            ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    return fig
+    return _bar_grid(rows, [("small_fct_mean_ms", "small flows, mean (ms)"), ("small_fct_median_ms", "small flows, median (ms)"),
+                            ("small_fct_max_ms", "small flows, max (ms)"), ("missed_deadlines", "missed 200 ms deadlines")])
 
 
-RUNNERS["hscc-one-to-all"] = (hscc_one_to_all, hscc_one_to_all_figure)
+RUNNERS = {
+    "hscc-dumbbell": (hscc_dumbbell, hscc_dumbbell_figure),
+    "hscc-leafspine-websearch": (hscc_leafspine, hscc_leafspine_figure),
+    "hscc-leafspine-datamining": (hscc_leafspine, hscc_leafspine_figure),
+    "hscc-thresholds": (hscc_thresholds, hscc_thresholds_figure),
+    "hscc-incast": (hscc_incast, hscc_incast_figure),
+    "hscc-one-to-all": (hscc_one_to_all, hscc_one_to_all_figure),
+}
