@@ -1,8 +1,10 @@
-//! Enqueue-side active queue management: decides, for an arriving packet,
-//! whether it is queued as is, queued with CE set, or dropped. An AQM never
-//! owns the FIFO or the counters; the [`crate::port::Port`] does.
+//! Active queue management: decides, for an arriving packet, whether it is
+//! queued as is, queued with CE set, or dropped; the sojourn-time AQMs
+//! (crate::sojourn) decide the same as a packet leaves the queue. An AQM
+//! never owns the FIFO or the counters; the [`crate::port::Port`] does.
 
 use crate::config::{Aqm as AqmCfg, DctcpStep, RedAction, RedCfg};
+use crate::sojourn::{Codel, EcnSharp, Tcn};
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rng, SimTime};
 
@@ -38,6 +40,10 @@ pub enum Aqm {
     /// by the marker (they are subject to tail drop only).
     Step { k: QSize },
     Red(Red),
+    /// Sojourn-time AQMs: they act at dequeue only.
+    Tcn(Tcn),
+    EcnSharp(EcnSharp),
+    Codel(Codel),
 }
 
 impl Aqm {
@@ -65,6 +71,9 @@ impl Aqm {
                     rng,
                 })
             }
+            AqmCfg::Tcn(t) => Aqm::Tcn(Tcn { threshold: t.threshold.0 }),
+            AqmCfg::EcnSharp(e) => Aqm::EcnSharp(EcnSharp::new(e)),
+            AqmCfg::Codel(c) => Aqm::Codel(Codel::new(c)),
         }
     }
 
@@ -81,14 +90,40 @@ impl Aqm {
                 }
             }
             Aqm::Red(red) => red.on_enqueue(now, q, ect),
+            Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_) => Verdict::Enqueue,
         }
+    }
+
+    /// A packet leaves the queue after waiting `sojourn`, `backlog` bytes
+    /// behind it. Only the sojourn-time AQMs act here; they mark only
+    /// ECN-capable packets, and only CoDel drops.
+    #[inline]
+    pub fn on_dequeue(&mut self, now: SimTime, sojourn: Dur, backlog: u64, ect: bool) -> Verdict {
+        let v = match self {
+            Aqm::Tcn(t) => t.on_dequeue(sojourn),
+            Aqm::EcnSharp(e) => e.on_dequeue(now, sojourn),
+            Aqm::Codel(c) => return c.on_dequeue(now, sojourn, backlog, ect),
+            Aqm::DropTail | Aqm::Step { .. } | Aqm::Red(_) => return Verdict::Enqueue,
+        };
+        if v == Verdict::Mark && !ect {
+            Verdict::Enqueue
+        } else {
+            v
+        }
+    }
+
+    /// Whether this AQM acts at dequeue (the port then asks it about every departure).
+    pub fn at_dequeue(&self) -> bool {
+        matches!(self, Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_))
     }
 
     /// The queue became empty at `now` (RED's idle-time correction).
     #[inline]
     pub fn on_idle(&mut self, now: SimTime) {
-        if let Aqm::Red(red) = self {
-            red.idle_since = Some(now);
+        match self {
+            Aqm::Red(red) => red.idle_since = Some(now),
+            Aqm::Codel(c) => c.on_empty(),
+            _ => {}
         }
     }
 

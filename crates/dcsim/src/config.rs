@@ -525,8 +525,75 @@ pub enum Aqm {
     Dctcp(DctcpStep),
     /// Classic RED (Floyd & Jacobson 1993) with optional gentle mode.
     Red(RedCfg),
+    /// TCN: mark at dequeue when the sojourn time exceeds the threshold.
+    Tcn(TcnCfg),
+    /// ECN# (seed 003): TCN's marking plus conservative marking of a persistent queue.
+    EcnSharp(EcnSharpCfg),
+    /// CoDel (RFC 8289, as Linux runs it), marking or dropping.
+    Codel(CodelCfg),
 }
-tagged_deserialize!(Aqm, "aqm", { "droptail" => [Droptail], "dctcp" => Dctcp, "red" => Red });
+tagged_deserialize!(Aqm, "aqm", { "droptail" => [Droptail], "dctcp" => Dctcp, "red" => Red, "tcn" => Tcn, "ecn_sharp" => EcnSharp, "codel" => Codel });
+
+/// TCN (reference mechanisms.md §2.1); the public code's default threshold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcnCfg {
+    #[serde(default = "default_tcn_threshold")]
+    pub threshold: DurV,
+}
+
+/// ECN# (seed 003; reference §2.2); defaults are the public ns-3 code's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnSharpCfg {
+    /// Mark any packet whose sojourn time exceeds this.
+    #[serde(default = "default_ecn_sharp_instantaneous")]
+    pub instantaneous: DurV,
+    /// A queue is persistent while sojourn times stay at or above `target`
+    /// for longer than `interval`.
+    #[serde(default = "default_ecn_sharp_target")]
+    pub target: DurV,
+    #[serde(default = "default_ecn_sharp_interval")]
+    pub interval: DurV,
+}
+
+/// CoDel (RFC 8289; Linux's codel_impl.h). Defaults are RFC 8289's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelCfg {
+    #[serde(default = "default_codel_target")]
+    pub target: DurV,
+    #[serde(default = "default_codel_interval")]
+    pub interval: DurV,
+    /// No action while at most this many bytes are queued (Linux: one MTU).
+    #[serde(default = "default_codel_min_bytes")]
+    pub min_bytes: Bytes,
+    /// "mark": set CE on ECN-capable packets (drop the others), as Linux's
+    /// `ecn` flag and ns3-ecn-sharp's MarkingMode; "drop": always drop.
+    #[serde(default)]
+    pub action: RedAction,
+}
+fn default_tcn_threshold() -> DurV {
+    DurV(Dur::from_us(10))
+}
+fn default_ecn_sharp_instantaneous() -> DurV {
+    DurV(Dur::from_us(20))
+}
+fn default_ecn_sharp_target() -> DurV {
+    DurV(Dur::from_us(10))
+}
+fn default_ecn_sharp_interval() -> DurV {
+    DurV(Dur::from_us(100))
+}
+fn default_codel_target() -> DurV {
+    DurV(Dur::from_ms(5))
+}
+fn default_codel_interval() -> DurV {
+    DurV(Dur::from_ms(100))
+}
+fn default_codel_min_bytes() -> Bytes {
+    Bytes(1500)
+}
 
 /// Mark CE when the queue found on arrival holds at least `k`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1489,6 +1556,17 @@ impl Scenario {
                 }
                 if !(*weight > 0.0 && *weight <= 1.0) {
                     return Err(err("switch.aqm.weight", format!("weight {weight} is out of range: allowed (0, 1]")));
+                }
+            }
+            Aqm::Tcn(_) => {}
+            Aqm::EcnSharp(e) => {
+                if e.interval.0 == Dur::ZERO {
+                    return Err(err("switch.aqm.interval", "the interval must be greater than zero"));
+                }
+            }
+            Aqm::Codel(c) => {
+                if c.interval.0 == Dur::ZERO {
+                    return Err(err("switch.aqm.interval", "the interval must be greater than zero"));
                 }
             }
         }

@@ -18,6 +18,7 @@ pub mod phantom;
 pub mod port;
 pub mod results;
 pub mod sched;
+pub mod sojourn;
 pub mod tcp;
 pub mod topology;
 pub mod traffic;

@@ -102,6 +102,8 @@ pub struct TxDone {
     pub first_on_wire: bool,
     /// Another frame started serialising.
     pub started_next: bool,
+    /// Frames a sojourn-time AQM dropped on their way out (already freed).
+    pub dropped: u32,
 }
 
 impl Port {
@@ -221,6 +223,9 @@ impl Port {
         pool.get_mut(id).enqueued_at = now;
         self.stats.enqueued += 1;
         if self.transmitting.is_none() && self.queue_len == 0 {
+            // Straight through: a sojourn-time AQM still sees it (waited 0).
+            let v = self.judge_departure(now, id, class, pool);
+            debug_assert_ne!(v, Verdict::Drop, "no AQM drops a packet that did not wait");
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
@@ -304,13 +309,10 @@ impl Port {
     /// The current frame finished serialising: put it on the wire (unless
     /// random loss takes it), and start the next one if any.
     #[inline]
-    pub fn finish_tx(&mut self, now: SimTime, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> TxDone {
+    pub fn finish_tx(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
         let bytes = pool.get(id).wire_bytes as u64;
-        self.held_bytes -= bytes;
-        if let Some(b) = shared {
-            b.used -= bytes;
-        }
+        self.release(bytes, shared.as_deref_mut());
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes;
         let lost = !self.up
@@ -325,28 +327,74 @@ impl Port {
             first_on_wire = self.on_wire.is_empty();
             self.on_wire.push_back((now + self.delay, id));
         }
-        let next = match &mut self.classes {
-            None => self.queue.pop_front(),
-            Some(c) => c.pop(|id| pool.get(id).wire_bytes as u64).map(|(id, class)| {
-                if !c.aqms.is_empty() && c.is_empty(class) {
-                    c.aqms[class].on_idle(now);
-                }
-                id
-            }),
-        };
-        let started_next = match next {
-            Some(next) => {
-                self.queue_len -= 1;
-                self.queue_bytes -= pool.get(next).wire_bytes as u64;
-                self.begin_tx(now, next, pool);
-                self.queue_changed(now);
-                true
-            }
-            None => {
+        let (started_next, dropped) = self.start_next(now, pool, shared);
+        TxDone { frame: id, lost, first_on_wire, started_next, dropped }
+    }
+
+    /// `bytes` leave the port's (and the switch's) buffer.
+    #[inline]
+    fn release(&mut self, bytes: u64, shared: Option<&mut SharedBuffer>) {
+        self.held_bytes -= bytes;
+        if let Some(b) = shared {
+            b.used -= bytes;
+        }
+    }
+
+    /// Start serialising the next waiting frame, if any, after a
+    /// sojourn-time AQM has judged it (CoDel may drop several in a row).
+    #[inline]
+    fn start_next(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> (bool, u32) {
+        let mut dropped = 0;
+        let started = loop {
+            let next = match &mut self.classes {
+                None => self.queue.pop_front().map(|id| (id, 0)),
+                Some(c) => c.pop(|id| pool.get(id).wire_bytes as u64),
+            };
+            let Some((id, class)) = next else {
                 self.aqm.on_idle(now);
-                false
+                break false;
+            };
+            let bytes = pool.get(id).wire_bytes as u64;
+            self.queue_len -= 1;
+            self.queue_bytes -= bytes;
+            let verdict = self.judge_departure(now, id, class, pool);
+            if let Some(c) = self.classes.as_mut().filter(|c| !c.aqms.is_empty() && c.is_empty(class)) {
+                // The class's own AQM hears that its queue emptied.
+                c.aqms[class].on_idle(now);
             }
+            if verdict != Verdict::Drop {
+                self.begin_tx(now, id, pool);
+                break true;
+            }
+            pool.free(id);
+            self.release(bytes, shared.as_deref_mut());
+            self.stats.drops += 1;
+            dropped += 1;
         };
-        TxDone { frame: id, lost, first_on_wire, started_next }
+        self.queue_changed(now);
+        (started, dropped)
+    }
+
+    /// A sojourn-time AQM's verdict on `id` as it leaves class `class`'s
+    /// queue (marks are applied here; the caller drops).
+    #[inline]
+    fn judge_departure(&mut self, now: SimTime, id: PktId, class: usize, pool: &mut PacketPool) -> Verdict {
+        let (aqm, backlog) = match &mut self.classes {
+            Some(c) if !c.aqms.is_empty() => {
+                let backlog = c.view(class).bytes;
+                (&mut c.aqms[class], backlog)
+            }
+            _ => (&mut self.aqm, self.queue_bytes),
+        };
+        if !aqm.at_dequeue() {
+            return Verdict::Enqueue;
+        }
+        let pkt = pool.get_mut(id);
+        let v = aqm.on_dequeue(now, now.since(pkt.enqueued_at), backlog, pkt.ecn.is_ect());
+        if v == Verdict::Mark && pkt.ecn != Ecn::Ce {
+            pkt.ecn = Ecn::Ce;
+            self.stats.marks += 1;
+        }
+        v
     }
 }

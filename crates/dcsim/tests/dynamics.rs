@@ -158,3 +158,40 @@ fn incast_tail_loss_costs_an_rto_that_follows_the_rtt_clock() {
     let gap_bsd = t_bsd - t_fine;
     assert!((0.8e-3..=1.3e-3).contains(&gap_bsd), "BSD gap {gap_bsd} s (buffer {buffer})");
 }
+
+#[test]
+fn tcn_holds_the_sojourn_time_near_its_threshold() {
+    // 8 DCTCP flows; TCN at 20 us = 16.5 full frames of 1518 B at 10 Gb/s.
+    let out = run(&dumbbell("dctcp", r#"{ type = "tcn", threshold = "20us" }"#, "250pkt", 8), None).unwrap();
+    let s = measure(&out, 8, 0.01);
+    assert!(s.marks > 0 && s.drops == 0);
+    assert!(s.mean_queue_pkts > 5.0 && s.mean_queue_pkts < 30.0, "mean queue {:.1} pkts", s.mean_queue_pkts);
+    assert!(s.goodput_bps >= 0.9 * MAX_GOODPUT, "goodput {:.3e}", s.goodput_bps);
+}
+
+#[test]
+fn ecn_sharp_persistent_marking_keeps_the_queue_below_tcn_with_the_same_instantaneous_threshold() {
+    // With a high instantaneous threshold, ECN#'s persistent-queue marking
+    // (target 10 us, interval 100 us) is what holds the queue down.
+    let tcn_only = measure(&run(&dumbbell("dctcp", r#"{ type = "tcn", threshold = "200us" }"#, "400pkt", 8), None).unwrap(), 8, 0.01);
+    let sharp = measure(&run(&dumbbell("dctcp", r#"{ type = "ecn_sharp", instantaneous = "200us", target = "10us", interval = "100us" }"#, "400pkt", 8), None).unwrap(), 8, 0.01);
+    assert!(sharp.marks > 0 && sharp.drops == 0);
+    assert!(sharp.mean_queue_pkts < 0.7 * tcn_only.mean_queue_pkts, "ECN# {:.1} vs TCN {:.1} pkts", sharp.mean_queue_pkts, tcn_only.mean_queue_pkts);
+    assert!(sharp.goodput_bps >= 0.9 * MAX_GOODPUT, "goodput {:.3e}", sharp.goodput_bps);
+}
+
+#[test]
+fn codel_drop_mode_drops_at_dequeue_before_the_buffer_fills() {
+    let out = run(&dumbbell("newreno", r#"{ type = "codel", target = "10us", interval = "150us", action = "drop" }"#, "1000pkt", 8), None).unwrap();
+    let s = measure(&out, 8, 0.01);
+    // Drops without a full buffer: CoDel's, at dequeue.
+    assert!(s.drops > 0 && s.max_queue_pkts < 1000, "drops {} max queue {}", s.drops, s.max_queue_pkts);
+    assert_eq!(s.marks, 0);
+    assert!(s.mean_queue_pkts < 100.0, "mean queue {:.1}", s.mean_queue_pkts);
+    // Every packet is accounted for: created = delivered + dropped + in flight.
+    let sum = |k: &str| out.summary[k].as_u64().unwrap();
+    assert_eq!(sum("packets_created"), sum("packets_delivered") + sum("packets_dropped") + sum("packets_in_flight"));
+    // Mark mode: the same flows with ECN are marked, not dropped.
+    let marked = measure(&run(&dumbbell("dctcp", r#"{ type = "codel", target = "10us", interval = "150us" }"#, "1000pkt", 8), None).unwrap(), 8, 0.01);
+    assert!(marked.marks > 0 && marked.drops == 0);
+}

@@ -416,6 +416,7 @@ impl<'a> World<'a> {
                     self.pool.free(done.frame);
                     self.packets_dropped += 1;
                 }
+                self.packets_dropped += done.dropped as u64;
                 if done.started_next {
                     self.start_tx(now, port);
                 }
