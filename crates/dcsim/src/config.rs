@@ -389,8 +389,35 @@ pub enum HsccWindow {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Scheduler {
     StrictPriority(StrictPriorityCfg),
+    Dwrr(DwrrCfg),
 }
-tagged_deserialize!(Scheduler, "scheduler", { "strict_priority" => StrictPriority });
+tagged_deserialize!(Scheduler, "scheduler", { "strict_priority" => StrictPriority, "dwrr" => Dwrr });
+
+/// Deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995), as
+/// ns3-ecn-sharp's DWRR queue disc (reference mechanisms.md §2.4): each
+/// class sends up to its quantum (plus what it saved) per round; classes of
+/// a smaller `priority` value are served first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DwrrCfg {
+    /// Bytes per round for each class (IP packet sizes, as ns-3 counts);
+    /// the number of classes is their number.
+    pub quanta: Vec<Bytes>,
+    /// Per class (default: all 0, plain DWRR). Lower values first.
+    #[serde(default)]
+    pub priorities: Option<Vec<u32>>,
+    /// What `switch.aqm` sees: each class's own queue (the default, as
+    /// ns3-ecn-sharp's inner queue discs) or the port's total.
+    #[serde(default = "class_marking")]
+    pub marking: ClassMarking,
+    /// At most this much of the port's buffer per class (ns-3: each inner
+    /// queue disc's own limit); default: no per-class limit.
+    #[serde(default)]
+    pub class_buffer: Option<QSize>,
+}
+fn class_marking() -> ClassMarking {
+    ClassMarking::Class
+}
 
 /// Strict priority (class 0 first), as PIAS's switches (reference §1, PIAS-NS2).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -408,6 +435,9 @@ pub struct StrictPriorityCfg {
     /// (PIAS-NS2's drop_prio_).
     #[serde(default)]
     pub full: FullBuffer,
+    /// At most this much of the port's buffer per class; default: none.
+    #[serde(default)]
+    pub class_buffer: Option<QSize>,
 }
 fn default_classes() -> u32 {
     8
@@ -1600,10 +1630,30 @@ impl Scenario {
                 }
             }
         }
-        if let Some(Scheduler::StrictPriority(sp)) = &self.switch.scheduler {
-            if !(1..=64).contains(&sp.classes) {
-                return Err(err("switch.scheduler.classes", format!("{} is out of range: allowed 1..=64 (the DSCP values)", sp.classes)));
+        match &self.switch.scheduler {
+            Some(Scheduler::StrictPriority(sp)) => {
+                if !(1..=64).contains(&sp.classes) {
+                    return Err(err("switch.scheduler.classes", format!("{} is out of range: allowed 1..=64 (the DSCP values)", sp.classes)));
+                }
+                if let Some(q) = sp.class_buffer {
+                    check_capacity("switch.scheduler.class_buffer", q)?;
+                }
             }
+            Some(Scheduler::Dwrr(d)) => {
+                if !(1..=64).contains(&d.quanta.len()) {
+                    return Err(err("switch.scheduler.quanta", format!("{} classes: allowed 1..=64 (the DSCP values)", d.quanta.len())));
+                }
+                if let Some(k) = d.quanta.iter().position(|q| q.0 == 0) {
+                    return Err(err(format!("switch.scheduler.quanta[{k}]"), "a quantum of 0 bytes would never send: allowed at least 1 byte"));
+                }
+                if let Some(p) = d.priorities.as_ref().filter(|p| p.len() != d.quanta.len()) {
+                    return Err(err("switch.scheduler.priorities", format!("{} priorities for {} classes: give one per quantum", p.len(), d.quanta.len())));
+                }
+                if let Some(q) = d.class_buffer {
+                    check_capacity("switch.scheduler.class_buffer", q)?;
+                }
+            }
+            None => {}
         }
         if let Some(pias) = &self.host.pias {
             let t = &pias.thresholds;

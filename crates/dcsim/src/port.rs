@@ -10,7 +10,7 @@ use crate::config::PqPlacement;
 use crate::hscc::Hscc;
 use crate::packet::{Ecn, Packet, PacketPool, PktId};
 use crate::phantom::PhantomQueue;
-use crate::sched::StrictPriority;
+use crate::sched::Classes;
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rate, Rng, SimTime};
 use std::collections::VecDeque;
@@ -70,9 +70,9 @@ pub struct Port {
     pub pq: Option<Box<PhantomQueue>>,
     /// HSCC's relay and counters (switch ports), if configured.
     pub hscc: Option<Box<Hscc>>,
-    /// Per-class queues (PIAS's strict priority), if configured; else `queue`
+    /// Per-class queues (strict priority or DWRR), if configured; else `queue`
     /// is the port's one FIFO.
-    pub classes: Option<Box<StrictPriority>>,
+    pub classes: Option<Box<Classes>>,
     queue: VecDeque<PktId>,
     /// Packets and bytes waiting, over all classes.
     queue_len: u64,
@@ -190,7 +190,7 @@ impl Port {
                 if fits(self.queue_len, self.queue_bytes) {
                     break;
                 }
-                let Some(victim) = c.evict_after(class, |v| pool.get(v).wire_bytes as u64) else { break };
+                let Some(victim) = c.evict_after(class, pool) else { break };
                 let b = pool.get(victim).wire_bytes as u64;
                 pool.free(victim);
                 self.queue_len -= 1;
@@ -206,6 +206,10 @@ impl Port {
                 self.stats.drops += 1;
                 return Offer::Dropped;
             }
+        }
+        if self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
+            self.stats.drops += 1; // the class's own cap
+            return Offer::Dropped;
         }
         // Dynamic threshold: this port may hold at most alpha * (free buffer).
         let shared_full = shared.as_ref().is_some_and(|b| {
@@ -348,7 +352,7 @@ impl Port {
         let started = loop {
             let next = match &mut self.classes {
                 None => self.queue.pop_front().map(|id| (id, 0)),
-                Some(c) => c.pop(|id| pool.get(id).wire_bytes as u64),
+                Some(c) => c.pop(pool),
             };
             let Some((id, class)) = next else {
                 self.aqm.on_idle(now);

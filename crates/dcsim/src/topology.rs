@@ -2,10 +2,10 @@
 //! (one egress [`Port`] per direction) and shortest-path forwarding tables.
 
 use crate::aqm::Aqm;
-use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Scheduler, Star, Topology};
+use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
 use crate::hscc::Hscc;
 use crate::phantom::PhantomQueue;
-use crate::sched::StrictPriority;
+use crate::sched::Classes;
 use crate::units::QSize;
 use crate::port::{Capacity, Port, SharedBuffer};
 use dcsim_engine::{Dur, Rate, Rng, StreamId};
@@ -102,11 +102,11 @@ impl<'a> Builder<'a> {
             };
             port.hscc = Some(Box::new(Hscc::new(h, capacity, bytes)));
         }
-        if let (NodeKind::Switch, Some(Scheduler::StrictPriority(sp))) = (self.net.kinds[node as usize], &s.switch.scheduler) {
+        if let (NodeKind::Switch, Some(sched)) = (self.net.kinds[node as usize], &s.switch.scheduler) {
             // Each class's AQM has its own random stream.
             let mtu_time = rate.tx_time(s.max_frame_bytes());
             let stream = |c: usize| Rng::stream(s.run.seed, StreamId { kind: streams::CLASS_AQM, index: ((id as u64) << 8) | c as u64 });
-            port.classes = Some(Box::new(StrictPriority::new(sp, |c| Aqm::new(&s.switch.aqm, mtu_time, stream(c)))));
+            port.classes = Some(Box::new(Classes::new(sched, |c| Aqm::new(&s.switch.aqm, mtu_time, stream(c)))));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
