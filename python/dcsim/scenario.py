@@ -108,7 +108,7 @@ def parse_cli_value(text: str) -> Any:
 
 def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
     """Read an explicit flow list (CSV or Parquet) with columns src, dst,
-    bytes and start (seconds)."""
+    bytes and start (seconds), and optionally dscp (the class of its packets)."""
     required = ("src", "dst", "bytes", "start")
     if path.suffix not in (".csv", ".parquet"):
         raise _error(where, f"flow file {str(path)!r}: expected a .csv or .parquet file")
@@ -132,7 +132,13 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
             raise _error(where, f"{path.name} row {i + 1}: src, dst and bytes must be integers and start a number of seconds, got {dict(row)}") from None
         if nbytes <= 0 or start < 0:
             raise _error(where, f"{path.name} row {i + 1}: bytes must be > 0 and start >= 0, got bytes={nbytes}, start={start}")
-        flows.append({"src": src, "dst": dst, "size": f"{nbytes}B", "start": f"{round(start * 1e12)}ps"})
+        flow = {"src": src, "dst": dst, "size": f"{nbytes}B", "start": f"{round(start * 1e12)}ps"}
+        if row.get("dscp") not in (None, ""):
+            try:
+                flow["dscp"] = int(row["dscp"])
+            except (TypeError, ValueError):
+                raise _error(where, f"{path.name} row {i + 1}: dscp must be an integer 0..63, got {row['dscp']!r}") from None
+        flows.append(flow)
     return flows
 
 

@@ -977,6 +977,9 @@ pub struct FlowSpec {
     pub size: FlowSize,
     #[serde(default)]
     pub start: DurV,
+    /// The DSCP of the sender's packets (the class at a scheduler).
+    #[serde(default)]
+    pub dscp: u8,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -1198,6 +1201,9 @@ pub struct Poisson {
     /// seed 002's simulations use).
     #[serde(default)]
     pub connections: Connections,
+    /// The DSCP of the senders' packets (the class at a scheduler).
+    #[serde(default)]
+    pub dscp: u8,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -1223,6 +1229,9 @@ pub struct Bulk {
     pub stagger: DurV,
     #[serde(default)]
     pub pairing: Pairing,
+    /// The DSCP of the senders' packets (the class at a scheduler).
+    #[serde(default)]
+    pub dscp: u8,
 }
 
 /// An explicit flow list (the Python front end also fills it from CSV or
@@ -1620,6 +1629,15 @@ impl Scenario {
             }
         }
         for (i, w) in self.workload.iter().enumerate() {
+            let dscp = match w {
+                Workload::Bulk(b) => b.dscp,
+                Workload::Poisson(p) => p.dscp,
+                Workload::Flows(f) => f.flows.iter().map(|x| x.dscp).max().unwrap_or(0),
+                _ => 0,
+            };
+            if dscp > 63 {
+                return Err(err(format!("workload[{i}].dscp"), format!("{dscp} is out of range: allowed 0..=63 (6 bits)")));
+            }
             if let Workload::Requests(r) = w {
                 match (r.count, r.arrival) {
                     (Some(0), _) => return Err(err(format!("workload[{i}].count"), "0 requests: allowed at least 1")),

@@ -134,6 +134,7 @@ pub struct PoissonGen {
     pub chains_alive: u32,
     /// Flows reuse idle connections of their host pair.
     pub persistent: bool,
+    pub dscp: u8,
     rng: Rng,
 }
 
@@ -179,6 +180,7 @@ impl PoissonGen {
             racks: p.other_racks_only.then_some(racks),
             perm,
             persistent: p.connections == crate::config::Connections::Persistent,
+            dscp: p.dscp,
             stop,
             chains_alive: 0,
             rng,
@@ -251,6 +253,7 @@ mod tests {
             start: Default::default(),
             stop: None,
             connections: Default::default(),
+            dscp: 0,
         }
     }
 

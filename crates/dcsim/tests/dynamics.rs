@@ -195,3 +195,46 @@ fn codel_drop_mode_drops_at_dequeue_before_the_buffer_fills() {
     let marked = measure(&run(&dumbbell("dctcp", r#"{ type = "codel", target = "10us", interval = "150us" }"#, "1000pkt", 8), None).unwrap(), 8, 0.01);
     assert!(marked.marks > 0 && marked.drops == 0);
 }
+
+#[test]
+fn dwrr_splits_the_bottleneck_by_quantum_among_classes() {
+    // Seed 003 Fig. 20's setting: three long DCTCP flows with DSCP 0, 1, 2
+    // through DWRR with quanta 3000 / 1500 / 1500 B and TCN per class.
+    let s = scenario(
+        r#"
+[run]
+duration = "100ms"
+[topology]
+type = "dumbbell"
+senders = 3
+receivers = 1
+access_rate = "10Gbps"
+access_delay = "5us"
+bottleneck_rate = "10Gbps"
+bottleneck_delay = "5us"
+[switch]
+buffer = "600pkt"
+aqm = { type = "tcn", threshold = "50us" }
+scheduler = { type = "dwrr", quanta = ["3000B", "1500B", "1500B"] }
+[tcp]
+cc = "dctcp"
+min_rto = "5ms"
+[[workload]]
+type = "flows"
+flows = [
+  { src = 0, dst = 3, size = "inf", dscp = 0 },
+  { src = 1, dst = 3, size = "inf", dscp = 1 },
+  { src = 2, dst = 3, size = "inf", dscp = 2 },
+]
+"#,
+    );
+    let out = run(&s, None).unwrap();
+    let flows = out.table("flows");
+    let delivered = flows.u64("delivered");
+    let total: u64 = delivered.iter().sum();
+    let share: Vec<f64> = delivered.iter().map(|&d| d as f64 / total as f64).collect();
+    for (got, want) in share.iter().zip([0.5, 0.25, 0.25]) {
+        assert!((got - want).abs() < 0.05 * want, "shares {share:?}");
+    }
+    assert!(total as f64 * 8.0 / 0.1 > 0.9 * MAX_GOODPUT, "the link stays full");
+}

@@ -266,6 +266,8 @@ pub struct Endpoint {
     pub host: u32,
     pub peer_host: u32,
     pub flow_hash: u32,
+    /// DSCP of the packets this side sends (its flow's class; PIAS's tagging overrides it for data).
+    pub dscp: u8,
     /// Initial sequence number (only for the 32-bit wire view).
     pub isn: u32,
     pub state: State,
@@ -353,6 +355,7 @@ impl Endpoint {
             host,
             peer_host,
             flow_hash,
+            dscp: 0,
             isn,
             state: State::Listen,
             established_at: None,
@@ -456,6 +459,7 @@ impl Endpoint {
             src_host: self.host,
             dst_host: self.peer_host,
             flow_hash: self.flow_hash,
+            dscp: self.dscp,
             got_ecn_echo: self.last_ack_ece,
             ..Default::default()
         };

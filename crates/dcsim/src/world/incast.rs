@@ -145,6 +145,7 @@ impl World<'_> {
                 sender_at_start: responder_stats,
                 receiver_at_start: querier_stats,
                 new_connection: false,
+                dscp: 0,
             });
             self.eps[(conn * 2) as usize].write(query, false);
             self.out.clear();

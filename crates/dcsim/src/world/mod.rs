@@ -129,6 +129,8 @@ struct FlowRec {
     sender_at_start: TcpStats,
     receiver_at_start: TcpStats,
     new_connection: bool,
+    /// DSCP of the sender's packets.
+    dscp: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -297,15 +299,15 @@ impl<'a> World<'a> {
         for (wi, w) in self.scenario.workload.iter().enumerate() {
             let wi = wi as u32;
             match w {
-                Workload::Bulk(Bulk { src, dst, size, start, stagger, pairing }) => {
+                Workload::Bulk(Bulk { src, dst, size, start, stagger, pairing, dscp }) => {
                     for (k, (s, d)) in bulk_pairs(src, dst, *pairing).into_iter().enumerate() {
                         let at = SimTime::ZERO + start.0 + stagger.0.saturating_mul(k as u64);
-                        self.add_bulk_flow(wi, s, d, *size, at);
+                        self.add_bulk_flow(wi, s, d, *size, at, *dscp);
                     }
                 }
                 Workload::Flows(Flows { flows }) => {
                     for f in flows {
-                        self.add_bulk_flow(wi, f.src, f.dst, f.size, SimTime::ZERO + f.start.0);
+                        self.add_bulk_flow(wi, f.src, f.dst, f.size, SimTime::ZERO + f.start.0, f.dscp);
                     }
                 }
                 Workload::Poisson(p) => self.install_poisson(wi, p),
@@ -316,12 +318,12 @@ impl<'a> World<'a> {
         }
     }
 
-    fn add_bulk_flow(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime) {
-        let id = self.add_flow_record(workload, src, dst, size, start);
+    fn add_bulk_flow(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime, dscp: u8) {
+        let id = self.add_flow_record(workload, src, dst, size, start, dscp);
         self.q.schedule(start, Ev::FlowStart(id));
     }
 
-    fn add_flow_record(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime) -> u32 {
+    fn add_flow_record(&mut self, workload: u32, src: u32, dst: u32, size: FlowSize, start: SimTime, dscp: u8) -> u32 {
         let id = self.flows.len() as u32;
         let size = match size {
             FlowSize::Bytes(b) => {
@@ -344,6 +346,7 @@ impl<'a> World<'a> {
             sender_at_start: TcpStats::default(),
             receiver_at_start: TcpStats::default(),
             new_connection: true,
+            dscp,
         });
         id
     }
@@ -717,9 +720,9 @@ impl<'a> World<'a> {
     /// Start flow `f`; with `persistent`, on an idle connection of its host
     /// pair if there is one (the flow then starts without a handshake).
     fn start_flow_on(&mut self, now: SimTime, f: u32, persistent: bool) {
-        let (src, dst, size) = {
+        let (src, dst, size, dscp) = {
             let fr = &self.flows[f as usize];
-            (fr.src, fr.dst, fr.size)
+            (fr.src, fr.dst, fr.size, fr.dscp)
         };
         if persistent {
             let idle = &mut self.idle_conns[src as usize];
@@ -731,6 +734,7 @@ impl<'a> World<'a> {
                 fr.new_connection = false;
                 fr.sender_at_start = self.eps[(conn * 2) as usize].stats;
                 fr.receiver_at_start = self.eps[(conn * 2 + 1) as usize].stats;
+                self.eps[(conn * 2) as usize].dscp = dscp;
                 self.eps[(conn * 2) as usize].write(size.expect("persistent flows have a size"), false);
                 return self.after_tcp(now, conn * 2);
             }
@@ -746,6 +750,7 @@ impl<'a> World<'a> {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
         let e = &mut self.eps[ep as usize];
+        e.dscp = dscp;
         // A long-lived flow writes "forever" (far more than any run can send).
         e.write(size.unwrap_or(u64::MAX / 4), size.is_some() && !persistent);
         e.open(now, &self.tcp, &mut out);

@@ -34,8 +34,8 @@ impl World<'_> {
         let g = &mut self.poisson[app as usize];
         let a = g.arrive(source, now);
         let (workload, done) = (g.workload, g.chains_alive == 0 && a.next.is_none());
-        let persistent = g.persistent;
-        let f = self.add_flow_record(workload, a.src, a.dst, FlowSize::Bytes(a.bytes), now);
+        let (persistent, dscp) = (g.persistent, g.dscp);
+        let f = self.add_flow_record(workload, a.src, a.dst, FlowSize::Bytes(a.bytes), now, dscp);
         self.start_flow_on(now, f, persistent);
         match a.next {
             Some(at) => self.q.schedule(at, Ev::PoissonArrival { app, source }),

@@ -139,6 +139,7 @@ impl World<'_> {
             sender_at_start: self.eps[(conn * 2 + 1) as usize].stats,
             receiver_at_start: self.eps[(conn * 2) as usize].stats,
             new_connection: new_conn,
+            dscp: 0,
         });
         let a = &mut self.requests[app as usize];
         let st = &mut a.slots[slot as usize];

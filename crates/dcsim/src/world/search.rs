@@ -109,6 +109,7 @@ impl World<'_> {
                 sender_at_start,
                 receiver_at_start,
                 new_connection: false,
+                dscp: 0,
             });
             self.eps[(conn * 2) as usize].write(query, false);
             self.out.clear();

@@ -11,6 +11,7 @@ impl World<'_> {
         let (mut start, mut end, mut fct, mut ideal_fct, mut slowdown, mut round) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut retx, mut fast, mut tos, mut spur, mut ecnr, mut conn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::with_capacity(n));
+        let mut dscp = Vec::with_capacity(n);
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -21,6 +22,7 @@ impl World<'_> {
             src.push(f.src);
             dst.push(f.dst);
             conn.push(if f.conn == u32::MAX { -1 } else { f.conn as i64 });
+            dscp.push(f.dscp as u32);
             bytes.push(f.size.map(|b| b as i64).unwrap_or(-1));
             start.push(f.start.as_secs_f64());
             round.push(if f.kind == FlowKind::Response { f.round as i64 } else { -1 });
@@ -78,6 +80,7 @@ impl World<'_> {
             .col("src", Col::U32(src))
             .col("dst", Col::U32(dst))
             .col("conn", Col::I64(conn))
+            .col("dscp", Col::U32(dscp))
             .col("bytes", Col::I64(bytes))
             .col("delivered", Col::U64(delivered))
             .col("start", Col::F64(start))
