@@ -29,32 +29,23 @@ impl Tcn {
     }
 }
 
-/// ECN# (seed 003; reference §2.2): TCN's instantaneous marking, plus
-/// conservative marking of a persistent queue. A queue is persistent once
-/// every sojourn time has stayed at or above `target` for longer than
-/// `interval`; then one packet is marked at once, the next after
-/// `interval`, then after interval/√2, interval/√3, ... (each spacing
-/// measured from the mark before), while it stays persistent. The count
-/// restarts with every episode; the state changes only at dequeues.
-pub struct EcnSharp {
-    instantaneous: Dur,
+/// Whether sojourn times have stayed at or above a target for longer than
+/// an interval, the test ECN# and CoDel share: the first packet at or above
+/// target starts the clock; any packet below it (or exempt) stops it.
+struct AboveTarget {
     target: Dur,
     interval: Dur,
-    marking: bool,
-    /// When the sojourn time will have been above target for `interval` (None: it is below).
+    /// When the interval will have passed (None: below target).
     first_above: Option<SimTime>,
-    mark_next: SimTime,
-    count: u32,
 }
 
-impl EcnSharp {
-    pub fn new(c: &EcnSharpCfg) -> EcnSharp {
-        EcnSharp { instantaneous: c.instantaneous.0, target: c.target.0, interval: c.interval.0, marking: false, first_above: None, mark_next: SimTime::ZERO, count: 0 }
+impl AboveTarget {
+    fn new(target: Dur, interval: Dur) -> AboveTarget {
+        AboveTarget { target, interval, first_above: None }
     }
 
-    /// Has the sojourn time stayed at or above target for more than an interval?
-    fn persistent(&mut self, now: SimTime, sojourn: Dur) -> bool {
-        if sojourn < self.target {
+    fn persistent(&mut self, now: SimTime, sojourn: Dur, exempt: bool) -> bool {
+        if sojourn < self.target || exempt {
             self.first_above = None;
             return false;
         }
@@ -66,10 +57,39 @@ impl EcnSharp {
             Some(t) => now > t,
         }
     }
+}
+
+/// ECN# (seed 003; reference §2.2): TCN's instantaneous marking, plus
+/// conservative marking of a persistent queue. A queue is persistent once
+/// every sojourn time has stayed at or above `target` for longer than
+/// `interval`; then one packet is marked at once, the next after
+/// `interval`, then after interval/√2, interval/√3, ... (each spacing
+/// measured from the mark before), while it stays persistent. The count
+/// restarts with every episode; the state changes only at dequeues.
+pub struct EcnSharp {
+    instantaneous: Dur,
+    interval: Dur,
+    above: AboveTarget,
+    marking: bool,
+    mark_next: SimTime,
+    count: u32,
+}
+
+impl EcnSharp {
+    pub fn new(c: &EcnSharpCfg) -> EcnSharp {
+        EcnSharp {
+            instantaneous: c.instantaneous.0,
+            interval: c.interval.0,
+            above: AboveTarget::new(c.target.0, c.interval.0),
+            marking: false,
+            mark_next: SimTime::ZERO,
+            count: 0,
+        }
+    }
 
     pub fn on_dequeue(&mut self, now: SimTime, sojourn: Dur) -> Verdict {
         let instantaneous = sojourn > self.instantaneous;
-        let persistent = self.persistent(now, sojourn);
+        let persistent = self.above.persistent(now, sojourn, false);
         let mut mark = false;
         if self.marking {
             if !persistent {
@@ -102,13 +122,12 @@ impl EcnSharp {
 /// A port asks about one packet at a time: after a drop it dequeues the next
 /// packet at the same instant and asks again, which is Linux's loop.
 pub struct Codel {
-    target: Dur,
     interval: Dur,
+    above: AboveTarget,
     /// The queue-below-one-MTU exemption, in bytes.
     min_bytes: u64,
     mark: bool,
     dropping: bool,
-    first_above: Option<SimTime>,
     drop_next: SimTime,
     count: u32,
     last_count: u32,
@@ -135,12 +154,11 @@ const REC_INV_SQRT_BITS: u32 = 16;
 impl Codel {
     pub fn new(c: &CodelCfg) -> Codel {
         Codel {
-            target: c.target.0,
             interval: c.interval.0,
+            above: AboveTarget::new(c.target.0, c.interval.0),
             min_bytes: c.min_bytes.0,
             mark: c.action == RedAction::Mark,
             dropping: false,
-            first_above: None,
             drop_next: SimTime::ZERO,
             count: 0,
             last_count: 0,
@@ -165,25 +183,10 @@ impl Codel {
         t + Dur(((self.interval.ps() as u128 * scale) >> 32) as u64)
     }
 
-    /// Linux's codel_should_drop: the sojourn time has been above target
-    /// (with more than one MTU queued) for at least an interval.
-    fn should_drop(&mut self, now: SimTime, sojourn: Dur, backlog: u64) -> bool {
-        if sojourn < self.target || backlog <= self.min_bytes {
-            self.first_above = None;
-            return false;
-        }
-        match self.first_above {
-            None => {
-                self.first_above = Some(now + self.interval);
-                false
-            }
-            Some(t) => now > t,
-        }
-    }
-
     /// The packet leaving now waited `sojourn`; `backlog` bytes stay behind it.
     pub fn on_dequeue(&mut self, now: SimTime, sojourn: Dur, backlog: u64, ect: bool) -> Verdict {
-        let ok = self.should_drop(now, sojourn, backlog);
+        // Linux's codel_should_drop: above target for an interval, with more than one MTU queued.
+        let ok = self.above.persistent(now, sojourn, backlog <= self.min_bytes);
         match std::mem::replace(&mut self.after, After::Nothing) {
             After::DropOnEntry => return Verdict::Enqueue,
             After::DropWhileDropping => {
@@ -247,7 +250,7 @@ impl Codel {
     /// when the sojourn time went above target).
     pub fn on_empty(&mut self) {
         self.dropping = false;
-        self.first_above = None;
+        self.above.first_above = None;
         self.after = After::Nothing;
     }
 
