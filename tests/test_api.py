@@ -51,7 +51,7 @@ def test_tcp_trace_is_opt_in(star):
     assert dcsim.run(star).tcp_trace.num_rows == 0
     t = dcsim.run(star, output__tcp_trace=True).tcp_trace
     assert t.num_rows > 100
-    assert t.column_names == ["time", "conn", "side", "cwnd", "ssthresh", "srtt", "rttvar", "rto", "bytes_in_flight", "bytes_acked", "dctcp_alpha"]
+    assert t.column_names == ["time", "conn", "side", "cwnd", "ssthresh", "srtt", "rttvar", "rto", "bytes_in_flight", "snd_wnd", "bytes_acked", "dctcp_alpha"]
     assert min(t["cwnd"].to_pylist()) >= 1448 * 2  # DCTCP never cuts below 2 segments
 
 
@@ -114,6 +114,13 @@ def test_flow_files_csv_and_parquet(tmp_path, star):
         assert r.flows["bytes"].to_pylist() == [10000, 20000]
         assert r.flows["start"].to_pylist() == [0.0, 0.0001]
         assert r.summary["flows_completed"] == 2
+    # An optional dscp column gives each flow's class (flows.dscp, and the packets' DSCP).
+    (tmp_path / "dscp.csv").write_text("src,dst,bytes,start,dscp\n1,0,10000,0,2\n2,3,20000,0.0001,\n")
+    r = dcsim.run(star | {"workload": [{"type": "flows", "file": str(tmp_path / "dscp.csv")}]})
+    assert r.flows["dscp"].to_pylist() == [2, 0]
+    (tmp_path / "bad-dscp.csv").write_text("src,dst,bytes,start,dscp\n1,0,10000,0,high\n")
+    with pytest.raises(dcsim.ScenarioError, match=r"dscp must be an integer 0..63, got 'high'"):
+        dcsim.run(star | {"workload": [{"type": "flows", "file": str(tmp_path / "bad-dscp.csv")}]})
     bad = tmp_path / "bad.csv"
     bad.write_text("src,dst,bytes\n1,0,10\n")
     with pytest.raises(dcsim.ScenarioError, match=r"workload\[0\].file: bad.csv row 1: missing column\(s\) start"):

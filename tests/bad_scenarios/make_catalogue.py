@@ -159,7 +159,9 @@ cases = {
  "requests_zero_count": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "requests"\nclient = 0\nservers = "1..4"\nresponse = "10KB"\narrival = "closed_loop"\ncount = 0'),
  "ecn_sharp_zero_interval": BASE + '\n[switch.aqm]\ntype = "ecn_sharp"\ninterval = "0s"\n',
  "codel_unknown_action": BASE + '\n[switch.aqm]\ntype = "codel"\naction = "shout"\n',
- "aqm_unknown_type_lists_the_sojourn_aqms": BASE + '\n[switch.aqm]\ntype = "pie"\n',
+ "dwrr_zero_quantum": BASE + '\n[switch.scheduler]\ntype = "dwrr"\nquanta = ["1500B", "0B"]\n',
+ "dwrr_priorities_length": BASE + '\n[switch.scheduler]\ntype = "dwrr"\nquanta = ["1500B", "1500B"]\npriorities = [0]\n',
+ "bulk_dscp_too_large": BASE.replace('size = "100KB"', 'size = "100KB"\ndscp = 64'),
  "poisson_unknown_connections": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nload = 0.5\nload_reference = "host"\npattern = "all_to_all"\nsize = "10KB"\nconnections = "pooled"'),
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")
