@@ -65,6 +65,8 @@ pub struct Port {
     pub delay: Dur,
     pub capacity: Capacity,
     pub aqm: Aqm,
+    /// The AQM acts at dequeue (TCN, ECN#, CoDel); a class's AQM is of the same kind.
+    dequeue_aqm: bool,
     /// A phantom queue beside the port (HULL), if configured (boxed, as
     /// HSCC's state: rarely present, so the hot Port stays small).
     pub pq: Option<Box<PhantomQueue>>,
@@ -114,6 +116,7 @@ impl Port {
             rate,
             delay,
             capacity,
+            dequeue_aqm: aqm.at_dequeue(),
             aqm,
             pq: None,
             hscc: None,
@@ -152,7 +155,6 @@ impl Port {
         let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
-        let class = self.classes.as_ref().map_or(0, |c| c.class_of(pkt.dscp));
         // HSCC's sigma: data may not use the top of the buffer (control packets may).
         let reserve = match &self.hscc {
             Some(h) if pkt.payload > 0 => h.control_reserve,
@@ -161,12 +163,14 @@ impl Port {
         if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Arrival) {
             self.pass_phantom(now, pkt);
         }
-        let verdict = match &mut self.classes {
-            Some(c) if !c.aqms.is_empty() => {
-                let v = c.view(class);
-                c.aqms[class].on_enqueue(now, v, pkt.ecn.is_ect())
+        let ect = pkt.ecn.is_ect();
+        let (class, verdict) = match &mut self.classes {
+            None => (0, self.aqm.on_enqueue(now, view, ect)),
+            Some(c) => {
+                let class = c.class_of(pkt.dscp);
+                let v = if c.aqms.is_empty() { self.aqm.on_enqueue(now, view, ect) } else { c.aqms[class].on_enqueue(now, c.view(class), ect) };
+                (class, v)
             }
-            _ => self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()),
         };
         match verdict {
             Verdict::Drop => {
@@ -176,35 +180,15 @@ impl Port {
             Verdict::Mark if self.pq.as_ref().is_none_or(|q| q.port_marking) => self.mark(pkt),
             Verdict::Mark | Verdict::Enqueue => {}
         }
-        let usable = |n: u64| if reserve > 0.0 { ((1.0 - reserve) * n as f64) as u64 } else { n };
-        let capacity = self.capacity;
-        let fits = |packets: u64, bytes: u64| match capacity {
-            Capacity::Unlimited => true,
-            Capacity::Limited(QSize::Packets(n)) => packets < usable(n),
-            Capacity::Limited(QSize::Bytes(n)) => bytes + size <= usable(n),
-        };
+        pkt.enqueued_at = now; // harmless if it is dropped below
         let mut evicted = 0;
-        if !fits(self.queue_len, self.queue_bytes) {
-            // Strict priority with push-out: lower classes make room.
-            while let Some(c) = self.classes.as_mut().filter(|c| c.push_out) {
-                if fits(self.queue_len, self.queue_bytes) {
-                    break;
+        if !self.fits(size, reserve) {
+            match self.make_room(class, size, reserve, pool, shared.as_deref_mut()) {
+                Some(n) => evicted = n,
+                None => {
+                    self.stats.drops += 1;
+                    return Offer::Dropped;
                 }
-                let Some(victim) = c.evict_after(class, pool) else { break };
-                let b = pool.get(victim).wire_bytes as u64;
-                pool.free(victim);
-                self.queue_len -= 1;
-                self.queue_bytes -= b;
-                self.held_bytes -= b;
-                if let Some(buf) = shared.as_deref_mut() {
-                    buf.used -= b;
-                }
-                self.stats.drops += 1;
-                evicted += 1;
-            }
-            if !fits(self.queue_len, self.queue_bytes) {
-                self.stats.drops += 1;
-                return Offer::Dropped;
             }
         }
         if self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
@@ -224,12 +208,13 @@ impl Port {
             b.used += size;
         }
         self.held_bytes += size;
-        pool.get_mut(id).enqueued_at = now;
         self.stats.enqueued += 1;
         if self.transmitting.is_none() && self.queue_len == 0 {
-            // Straight through: a sojourn-time AQM still sees it (waited 0).
-            let v = self.judge_departure(now, id, class, pool);
-            debug_assert_ne!(v, Verdict::Drop, "no AQM drops a packet that did not wait");
+            if self.dequeue_aqm {
+                // Straight through: a sojourn-time AQM still sees it (waited 0).
+                let v = self.judge_departure(now, id, class, pool);
+                debug_assert_ne!(v, Verdict::Drop, "no AQM drops a packet that did not wait");
+            }
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
@@ -243,6 +228,39 @@ impl Port {
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue_len);
         self.queue_changed(now);
         Offer::Queued { evicted }
+    }
+
+    /// Whether a frame of `size` fits in the port's own buffer (less HSCC's
+    /// control reserve, for data).
+    #[inline]
+    fn fits(&self, size: u64, reserve: f64) -> bool {
+        let usable = |n: u64| if reserve > 0.0 { ((1.0 - reserve) * n as f64) as u64 } else { n };
+        match self.capacity {
+            Capacity::Unlimited => true,
+            Capacity::Limited(QSize::Packets(n)) => self.queue_len < usable(n),
+            Capacity::Limited(QSize::Bytes(n)) => self.queue_bytes + size <= usable(n),
+        }
+    }
+
+    /// The buffer is full: under strict priority with push-out, drop the
+    /// last packets of classes below `class` until the frame fits. Returns
+    /// how many were pushed out, or None if the arrival must be dropped.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, class: usize, size: u64, reserve: f64, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> Option<u32> {
+        let mut evicted = 0;
+        while !self.fits(size, reserve) {
+            let c = self.classes.as_mut().filter(|c| c.push_out)?;
+            let victim = c.evict_after(class, pool)?;
+            let b = pool.get(victim).wire_bytes as u64;
+            pool.free(victim);
+            self.queue_len -= 1;
+            self.queue_bytes -= b;
+            self.release(b, shared.as_deref_mut());
+            self.stats.drops += 1;
+            evicted += 1;
+        }
+        Some(evicted)
     }
 
     /// Tell HSCC's relay the queue length (in the buffer's unit).
@@ -361,7 +379,7 @@ impl Port {
             let bytes = pool.get(id).wire_bytes as u64;
             self.queue_len -= 1;
             self.queue_bytes -= bytes;
-            let verdict = self.judge_departure(now, id, class, pool);
+            let verdict = if self.dequeue_aqm { self.judge_departure(now, id, class, pool) } else { Verdict::Enqueue };
             if let Some(c) = self.classes.as_mut().filter(|c| !c.aqms.is_empty() && c.is_empty(class)) {
                 // The class's own AQM hears that its queue emptied.
                 c.aqms[class].on_idle(now);
@@ -390,9 +408,6 @@ impl Port {
             }
             _ => (&mut self.aqm, self.queue_bytes),
         };
-        if !aqm.at_dequeue() {
-            return Verdict::Enqueue;
-        }
         let pkt = pool.get_mut(id);
         let v = aqm.on_dequeue(now, now.since(pkt.enqueued_at), backlog, pkt.ecn.is_ect());
         if v == Verdict::Mark && pkt.ecn != Ecn::Ce {
