@@ -21,7 +21,7 @@
 //! ideal_fct = that total; slowdown = fct / ideal_fct.
 
 use crate::config::Scenario;
-use crate::packet::{flags, Packet};
+use crate::packet::{flags, Packet, WScale};
 use crate::tcp::TcpParams;
 use crate::topology::{Network, NodeKind};
 use dcsim_engine::{Dur, Rate};
@@ -71,7 +71,7 @@ impl<'a> IdealModel<'a> {
         self.frame(Packet {
             flags: flags::SYN,
             syn_sack_perm: self.tcp.sack,
-            syn_wscale: if self.tcp.window_scale { Some(self.tcp.own_wscale()) } else { None },
+            syn_wscale: WScale::new(self.tcp.window_scale.then(|| self.tcp.own_wscale())),
             ..Default::default()
         })
     }

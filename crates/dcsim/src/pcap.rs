@@ -99,7 +99,7 @@ fn push_options(p: &Packet, isns: Isns, out: &mut Vec<u8>) {
         } else if p.syn_sack_perm {
             out.extend_from_slice(&[1, 1, 4, 2]);
         }
-        if let Some(ws) = p.syn_wscale {
+        if let Some(ws) = p.syn_wscale.get() {
             out.extend_from_slice(&[1, 3, 3, ws]);
         }
     } else {

@@ -25,7 +25,7 @@ fn data_frame(payload: u64) -> u64 {
 
 #[test]
 fn frame_constants_match_the_packet_model() {
-    let syn = Packet { flags: flags::SYN, has_ts: true, syn_sack_perm: true, syn_wscale: Some(5), ..Default::default() };
+    let syn = Packet { flags: flags::SYN, has_ts: true, syn_sack_perm: true, syn_wscale: dcsim::packet::WScale::new(Some(5)), ..Default::default() };
     assert_eq!(syn.frame_len(), SYN);
     assert_eq!(Packet { flags: flags::ACK, has_ts: true, ..Default::default() }.frame_len(), ACK);
     assert_eq!(Packet { flags: flags::ACK, has_ts: true, payload: 1448, ..Default::default() }.frame_len(), data_frame(1448));

@@ -143,7 +143,7 @@ fn forge(pair: &Pair, to: usize, o: &Op) -> Packet {
         ecn: [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce][*ecn as usize],
         window: *window,
         syn_mss: if *window % 3 == 0 { *window % 100 } else { *window },
-        syn_wscale: if f & 1 == 1 { Some(*ecn * 5) } else { None },
+        syn_wscale: dcsim::packet::WScale::new(if f & 1 == 1 { Some(*ecn * 5) } else { None }),
         syn_sack_perm: f & 4 == 4,
         ..Default::default()
     };

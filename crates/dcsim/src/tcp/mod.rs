@@ -30,7 +30,7 @@ pub mod ranges;
 pub mod rtt;
 
 use crate::config::{CaCounting, CongestionControl, Scenario, SsthreshBasis};
-use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
+use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
 use ranges::RangeSet;
@@ -524,7 +524,7 @@ impl Endpoint {
             pkt.ts_val = p.rtt.tick(now);
             pkt.ts_ecr = self.ts_recent;
             pkt.syn_sack_perm = self.sack_ok;
-            pkt.syn_wscale = if self.window_scale_agreed { Some(self.rcv_scale) } else { None };
+            pkt.syn_wscale = WScale::new(self.window_scale_agreed.then_some(self.rcv_scale));
             if self.ecn_ok {
                 pkt.flags |= flags::ECE;
             }
@@ -535,7 +535,7 @@ impl Endpoint {
             pkt.ts_val = p.rtt.tick(now);
             pkt.ts_ecr = 0;
             pkt.syn_sack_perm = p.sack;
-            pkt.syn_wscale = if p.window_scale { Some(p.own_wscale()) } else { None };
+            pkt.syn_wscale = WScale::new(p.window_scale.then(|| p.own_wscale()));
             if p.ecn {
                 pkt.flags |= flags::ECE | flags::CWR;
             }
@@ -687,9 +687,9 @@ impl Endpoint {
     fn negotiate(&mut self, pkt: &Packet, p: &TcpParams) {
         self.ts_ok = p.timestamps && pkt.has_ts;
         self.sack_ok = p.sack && pkt.syn_sack_perm;
-        self.window_scale_agreed = p.window_scale && pkt.syn_wscale.is_some();
+        self.window_scale_agreed = p.window_scale && pkt.syn_wscale.get().is_some();
         if self.window_scale_agreed {
-            self.snd_scale = pkt.syn_wscale.unwrap().min(14);
+            self.snd_scale = pkt.syn_wscale.get().expect("agreed").min(14);
             self.rcv_scale = p.own_wscale();
         }
         // A peer MSS below Linux's floor (TCP_MIN_MSS = 88) is raised to it,
