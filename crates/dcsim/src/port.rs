@@ -365,7 +365,28 @@ impl Port {
     /// Start serialising the next waiting frame, if any, after a
     /// sojourn-time AQM has judged it (CoDel may drop several in a row).
     #[inline]
-    fn start_next(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> (bool, u32) {
+    fn start_next(&mut self, now: SimTime, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> (bool, u32) {
+        if self.classes.is_some() || self.dequeue_aqm {
+            return self.start_next_judged(now, pool, shared);
+        }
+        // The common case: one FIFO, and nothing judges departures.
+        match self.queue.pop_front() {
+            Some(id) => {
+                self.queue_len -= 1;
+                self.queue_bytes -= pool.get(id).wire_bytes as u64;
+                self.begin_tx(now, id, pool);
+                self.queue_changed(now);
+                (true, 0)
+            }
+            None => {
+                self.aqm.on_idle(now);
+                (false, 0)
+            }
+        }
+    }
+
+    /// `start_next` with classes or a sojourn-time AQM.
+    fn start_next_judged(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> (bool, u32) {
         let mut dropped = 0;
         let started = loop {
             let next = match &mut self.classes {
@@ -379,7 +400,7 @@ impl Port {
             let bytes = pool.get(id).wire_bytes as u64;
             self.queue_len -= 1;
             self.queue_bytes -= bytes;
-            let verdict = if self.dequeue_aqm { self.judge_departure(now, id, class, pool) } else { Verdict::Enqueue };
+            let verdict = self.judge_departure(now, id, class, pool);
             if let Some(c) = self.classes.as_mut().filter(|c| !c.aqms.is_empty() && c.is_empty(class)) {
                 // The class's own AQM hears that its queue emptied.
                 c.aqms[class].on_idle(now);
@@ -401,6 +422,9 @@ impl Port {
     /// queue (marks are applied here; the caller drops).
     #[inline]
     fn judge_departure(&mut self, now: SimTime, id: PktId, class: usize, pool: &mut PacketPool) -> Verdict {
+        if !self.dequeue_aqm {
+            return Verdict::Enqueue;
+        }
         let (aqm, backlog) = match &mut self.classes {
             Some(c) if !c.aqms.is_empty() => {
                 let backlog = c.view(class).bytes;
