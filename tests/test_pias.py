@@ -71,7 +71,12 @@ def test_push_out_protects_high_priority_packets_from_a_full_buffer():
     base["switch"] = {"buffer": "100pkt"}
     base["tcp"] = {"cc": "newreno", "min_rto": "10ms"}
     drop = _messages(_run(base, switch=PIAS_SWITCH, host=PIAS_HOST))
-    push = _messages(_run(base, switch={"scheduler": PIAS_SWITCH["scheduler"] | {"full": "push_out_lowest"}}, host=PIAS_HOST))
+    pushed = _run(base, switch={"scheduler": PIAS_SWITCH["scheduler"] | {"full": "push_out_lowest"}}, host=PIAS_HOST)
+    push = _messages(pushed)
+    # Every pushed-out packet is counted: created = delivered + dropped + in flight.
+    s = pushed.summary
+    assert s["packets_created"] == s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+    assert s["packets_dropped"] == sum(p["drops"] + p["link_losses"] for p in pushed.ports.to_pylist())
     # Dropping the arrival loses the messages' packets at a full buffer ...
     assert sum(f["timeouts"] for f in drop) > 10
     # ... pushing out a long flow's last packet never does.

@@ -48,8 +48,9 @@ pub struct SharedBuffer {
 /// Result of offering a packet to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
-    /// Dropped (tail drop or AQM); the caller frees it.
-    Dropped,
+    /// Dropped (tail drop or AQM); the caller frees it. `evicted`: packets
+    /// pushed out before the arrival still did not fit (already freed).
+    Dropped { evicted: u32 },
     /// Queued behind others (or behind the frame on the wire), after pushing
     /// out `evicted` lower-priority packets (already freed).
     Queued { evicted: u32 },
@@ -150,7 +151,7 @@ impl Port {
     pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> Offer {
         if !self.up {
             self.stats.drops += 1;
-            return Offer::Dropped;
+            return Offer::Dropped { evicted: 0 };
         }
         let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
@@ -175,7 +176,7 @@ impl Port {
         match verdict {
             Verdict::Drop => {
                 self.stats.drops += 1;
-                return Offer::Dropped;
+                return Offer::Dropped { evicted: 0 };
             }
             Verdict::Mark if self.pq.as_ref().is_none_or(|q| q.port_marking) => self.mark(pkt),
             Verdict::Mark | Verdict::Enqueue => {}
@@ -183,17 +184,16 @@ impl Port {
         pkt.enqueued_at = now; // harmless if it is dropped below
         let mut evicted = 0;
         if !self.fits(size, reserve) {
-            match self.make_room(class, size, reserve, pool, shared.as_deref_mut()) {
-                Some(n) => evicted = n,
-                None => {
-                    self.stats.drops += 1;
-                    return Offer::Dropped;
-                }
+            let fits;
+            (evicted, fits) = self.make_room(class, size, reserve, pool, shared.as_deref_mut());
+            if !fits {
+                self.stats.drops += 1;
+                return Offer::Dropped { evicted };
             }
         }
         if self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
             self.stats.drops += 1; // the class's own cap
-            return Offer::Dropped;
+            return Offer::Dropped { evicted };
         }
         // Dynamic threshold: this port may hold at most alpha * (free buffer).
         let shared_full = shared.as_ref().is_some_and(|b| {
@@ -202,7 +202,7 @@ impl Port {
         });
         if shared_full {
             self.stats.drops += 1;
-            return Offer::Dropped;
+            return Offer::Dropped { evicted };
         }
         if let Some(b) = shared {
             b.used += size;
@@ -244,14 +244,15 @@ impl Port {
 
     /// The buffer is full: under strict priority with push-out, drop the
     /// last packets of classes below `class` until the frame fits. Returns
-    /// how many were pushed out, or None if the arrival must be dropped.
+    /// how many were pushed out, and whether the frame now fits.
     #[cold]
     #[inline(never)]
-    fn make_room(&mut self, class: usize, size: u64, reserve: f64, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> Option<u32> {
+    fn make_room(&mut self, class: usize, size: u64, reserve: f64, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> (u32, bool) {
         let mut evicted = 0;
         while !self.fits(size, reserve) {
-            let c = self.classes.as_mut().filter(|c| c.push_out)?;
-            let victim = c.evict_after(class, pool)?;
+            let Some(victim) = self.classes.as_mut().filter(|c| c.push_out).and_then(|c| c.evict_after(class, pool)) else {
+                return (evicted, false);
+            };
             let b = pool.get(victim).wire_bytes as u64;
             pool.free(victim);
             self.queue_len -= 1;
@@ -260,7 +261,7 @@ impl Port {
             self.stats.drops += 1;
             evicted += 1;
         }
-        Some(evicted)
+        (evicted, true)
     }
 
     /// Tell HSCC's relay the queue length (in the buffer's unit).

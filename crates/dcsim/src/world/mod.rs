@@ -578,9 +578,9 @@ impl<'a> World<'a> {
         let p = &mut self.net.ports[port as usize];
         let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
         match p.offer(now, id, &mut self.pool, shared) {
-            Offer::Dropped => {
+            Offer::Dropped { evicted } => {
                 self.pool.free(id);
-                self.packets_dropped += 1;
+                self.packets_dropped += 1 + evicted as u64;
             }
             Offer::Queued { evicted } => self.packets_dropped += evicted as u64,
             Offer::StartTx => self.start_tx(now, port),
