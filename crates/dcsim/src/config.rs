@@ -546,7 +546,7 @@ pub enum Routing {
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
-#[serde(tag = "type", rename_all = "lowercase")]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Aqm {
     /// Drop arrivals when the queue is full.
     #[default]
@@ -2077,6 +2077,27 @@ src = [0, 1]
 dst = 3
 size = "64KB"
 "#;
+
+    #[test]
+    fn every_aqm_and_scheduler_survives_the_resolved_json_round_trip() {
+        // The resolved JSON is parsed again (the Python front end, sweeps):
+        // each tagged variant must serialise under the name it parses from.
+        let switches = [
+            r#"aqm = { type = "droptail" }"#,
+            r#"aqm = { type = "dctcp", k = "65pkt" }"#,
+            r#"aqm = { type = "red", min_th = "5pkt", max_th = "15pkt" }"#,
+            r#"aqm = { type = "tcn", threshold = "80us" }"#,
+            r#"aqm = { type = "ecn_sharp" }"#,
+            r#"aqm = { type = "codel", action = "drop" }"#,
+            r#"scheduler = { type = "strict_priority" }"#,
+            r#"scheduler = { type = "dwrr", quanta = ["3000B", "1500B"] }"#,
+        ];
+        for sw in switches {
+            let s = parse(&format!("{STAR}\n[switch]\n{sw}\n")).unwrap();
+            let again = Scenario::from_json_str(&s.resolved_json()).unwrap_or_else(|e| panic!("{sw}: {e}"));
+            assert_eq!(again.resolved_json(), s.resolved_json(), "{sw}");
+        }
+    }
 
     #[test]
     fn minimal_star_parses_with_defaults() {

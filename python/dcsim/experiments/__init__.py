@@ -57,6 +57,7 @@ def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
     return fig
 
 
+from .ecnsharp import RUNNERS as _ECNSHARP  # noqa: E402
 from .hscc import RUNNERS as _HSCC  # noqa: E402
 from .hull import RUNNERS as _HULL  # noqa: E402
 
@@ -64,4 +65,5 @@ RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     **_HULL,
     **_HSCC,
+    **_ECNSHARP,
 }
