@@ -125,3 +125,11 @@ def test_flow_files_csv_and_parquet(tmp_path, star):
     bad.write_text("src,dst,bytes\n1,0,10\n")
     with pytest.raises(dcsim.ScenarioError, match=r"workload\[0\].file: bad.csv row 1: missing column\(s\) start"):
         dcsim.run(star | {"workload": [{"type": "flows", "file": str(bad)}]})
+
+
+def test_queue_sampling_can_start_late(star):
+    r = dcsim.run(star | {"output": {"queue_sample_interval": "10us", "queue_sample_start": "100us"}})
+    times = r.queues["time"].to_pylist()
+    assert times and min(times) == pytest.approx(1e-4)
+    early = dcsim.run(star | {"output": {"queue_sample_interval": "10us"}}).queues["time"].to_pylist()
+    assert min(early) == 0.0 and len(early) > len(times)

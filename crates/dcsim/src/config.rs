@@ -1284,6 +1284,9 @@ pub struct OutputCfg {
     pub queue_sample_interval: DurV,
     #[serde(default)]
     pub queue_sample_ports: SamplePorts,
+    /// Sampling starts at this time (a window of interest in a long run).
+    #[serde(default)]
+    pub queue_sample_start: DurV,
     /// Record cwnd, ssthresh, srtt, rttvar, rto, bytes in flight on every ACK.
     #[serde(default)]
     pub tcp_trace: bool,
@@ -1293,7 +1296,13 @@ pub struct OutputCfg {
 }
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { queue_sample_interval: default_sample_interval(), queue_sample_ports: SamplePorts::Switches, tcp_trace: false, pcap: Vec::new() }
+        OutputCfg {
+            queue_sample_interval: default_sample_interval(),
+            queue_sample_ports: SamplePorts::Switches,
+            queue_sample_start: DurV(Dur::ZERO),
+            tcp_trace: false,
+            pcap: Vec::new(),
+        }
     }
 }
 

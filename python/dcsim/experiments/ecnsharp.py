@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def _measure_dwrr(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Ro
 
 def ecnsharp_dwrr(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
     scenario = str(folder / spec["scenario"])
-    base = __import__("tomllib").loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
+    base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     flows = base["workload"][0]["flows"] + _short_flows(spec)
     jobs: list[Job] = [({"scheme": name}, scenario, None, {"switch.aqm": aqm, "workload[0].flows": flows}) for name, aqm in spec["aqm"].items()]
     return _run_jobs(jobs, _measure_dwrr, spec)

@@ -290,7 +290,7 @@ impl<'a> World<'a> {
             }
         }
         if w.sample_interval > Dur::ZERO && !w.sampled_ports.is_empty() {
-            w.q.schedule(SimTime::ZERO, Ev::Sample);
+            w.q.schedule(SimTime::ZERO + s.output.queue_sample_start.0, Ev::Sample);
         }
         w
     }
