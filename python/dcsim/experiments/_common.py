@@ -65,3 +65,12 @@ def _mean(values: list[float]) -> float | None:
 
 def _pct(values: list[float], p: float) -> float | None:
     return percentile(sorted(values), p) if values else None
+
+
+def _finish(fig: Any, axes: Any) -> Any:
+    """A figure's common finish: a light grid and a legend on every panel."""
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

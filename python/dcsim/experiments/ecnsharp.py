@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _mean, _pct, _run_jobs
+from ._common import Job, Rows, _finish, _mean, _pct, _run_jobs
 
 # ---- ecnsharp-dwrr: Fig. 20 ------------------------------------------------------------------
 
@@ -77,11 +77,7 @@ def ecnsharp_dwrr_figure(rows: Rows, spec: dict[str, Any]) -> Any:
         fcts = next((r["fcts"] for r in rows if r["scheme"] == s and r["metric"] == "short_fcts_ms"), [])
         axes[1].plot(fcts, [(i + 1) / len(fcts) for i in range(len(fcts))], label=s)
     axes[1].set(xlabel="short-flow FCT (ms)", ylabel="CDF", title="Fig. 20b: 28 KB flows")
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes)
 
 
 RUNNERS = {"ecnsharp-dwrr": (ecnsharp_dwrr, ecnsharp_dwrr_figure)}

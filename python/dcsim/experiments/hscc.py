@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _mean, _pct, _run_jobs, _samples
+from ._common import Job, Rows, _finish, _mean, _pct, _run_jobs, _samples
 
 SMALL_BYTES = 100 * 1024  # "[0-100] KB" (PIAS's result.py: < 100 * 1024)
 
@@ -201,11 +201,7 @@ def hscc_dumbbell_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     traj = integrate(c=f["capacity_pps"], n=f["flows"], base_rtt=f["base_rtt_s"], buffer=f["buffer_pkt"], duration=spec["trace_s"], dt=1e-6)
     axes[2].plot([t * 1e3 for t in traj.time], traj.queue, lw=0.8, label="fluid model (§4)")
     axes[2].set(xlabel="time (ms)", ylabel="queue (packets)", title="HSCC: queue, packet level and fluid")
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes)
 
 
 # ---- hscc-incast: Figs. 13-16 (the testbed, simulated) ------------------------------------

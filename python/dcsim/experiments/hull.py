@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _mean, _pct, _port_towards, _queue_latency_us, _run_jobs, _samples
+from ._common import Job, Rows, _finish, _mean, _pct, _port_towards, _queue_latency_us, _run_jobs, _samples
 
 def _goodput_mbps(result: Any) -> float:
     """Payload delivered by all flows over the run."""
@@ -267,11 +267,7 @@ def hull_mininet_figure(rows: Rows, spec: dict[str, Any]) -> Any:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=scheme)
     axes[0].set(xlabel="hosts (n - 1 senders)", ylabel="goodput (Mb/s)", title="throughput")
     axes[1].set(xlabel="hosts (n - 1 senders)", ylabel="mean queue (packets)", yscale="log", title="queue occupancy")
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes)
 
 
 RUNNERS = {
