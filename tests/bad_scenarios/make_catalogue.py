@@ -90,6 +90,7 @@ cases = {
  "buffer_without_unit": BASE + '\n[switch]\nbuffer = "100"\n',
  "jumbo_frame_vs_small_buffer": BASE + '\n[link]\nmtu = 9000\n[switch]\nbuffer = "4000B"\n',
  "nic_buffer_bad_word": BASE + '\n[host]\nnic_buffer = "infinite"\n',
+ "tsq_zero": BASE + '\n[host]\ntsq = "0B"\n',
  "mtu_too_small": BASE + '\n[link]\nmtu = 100\n',
  "mtu_too_large": BASE + '\n[link]\nmtu = 65000\n',
  "loss_rate_one": BASE + '\n[link]\nloss_rate = 1.0\n',

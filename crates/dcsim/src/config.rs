@@ -664,6 +664,11 @@ pub struct HostCfg {
     /// overflows only at switches) or a size like "1000pkt".
     #[serde(default)]
     pub nic_buffer: NicBuffer,
+    /// TCP Small Queues (Linux): a connection stops handing data segments
+    /// to its host once this many of its bytes wait there (delay line, NIC
+    /// queue, serialisation), and resumes as they leave. None: no limit.
+    #[serde(default)]
+    pub tsq: Option<Bytes>,
     /// Extra delay before the NIC, to vary RTTs (ECN#'s method, see
     /// docs/models/network.md).
     #[serde(default)]
@@ -893,6 +898,11 @@ pub struct TcpCfg {
     /// slow_start_restart_). ns-3 does not restart.
     #[serde(default = "yes")]
     pub restart_after_idle: bool,
+    /// Grow cwnd only while it limits sending (RFC 7661's idea, as Linux's
+    /// tcp_is_cwnd_limited): in slow start while cwnd < 2 x the data in
+    /// flight, otherwise only if the last send attempt stopped at cwnd.
+    #[serde(default)]
+    pub cwnd_validation: bool,
     /// MSS option to advertise (and the largest segment to send, less TCP
     /// options). Default: MTU - 40.
     #[serde(default)]
@@ -1579,6 +1589,9 @@ impl Scenario {
         }
         if let NicBuffer::Limited(q) = self.host.nic_buffer {
             check_capacity("host.nic_buffer", q)?;
+        }
+        if self.host.tsq.is_some_and(|b| b.0 == 0) {
+            return Err(err("host.tsq", "a TSQ limit must be at least one byte (omit it for no limit)"));
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}

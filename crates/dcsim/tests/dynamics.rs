@@ -238,3 +238,59 @@ flows = [
     }
     assert!(total as f64 * 8.0 / 0.1 > 0.9 * MAX_GOODPUT, "the link stays full");
 }
+
+/// One DCTCP flow whose own 10 Gb/s NIC is the bottleneck: no switch queue,
+/// so no marks, and only the receive window stops cwnd.
+fn nic_bound_flow(host: &str, tcp: &str) -> dcsim::RunOutput {
+    let s = scenario(&format!(
+        r#"
+[run]
+duration = "30ms"
+[topology]
+type = "star"
+hosts = 2
+link_rate = "10Gbps"
+link_delay = "5us"
+[host]
+{host}
+[switch]
+buffer = "600pkt"
+aqm = {{ type = "tcn", threshold = "20us" }}
+[tcp]
+cc = "dctcp"
+rcv_buffer = "64MiB"
+{tcp}
+[output]
+tcp_trace = true
+[[workload]]
+type = "bulk"
+src = [1]
+dst = 0
+size = "inf"
+"#
+    ));
+    run(&s, None).unwrap()
+}
+
+#[test]
+fn tsq_bounds_a_senders_nic_queue_and_cwnd_validation_stops_a_window_that_does_not_limit() {
+    let nic = |out: &dcsim::RunOutput| out.table("ports").u64("max_queue_bytes")[2];
+    let max_cwnd = |out: &dcsim::RunOutput| *out.table("tcp_trace").u64("cwnd").iter().max().unwrap();
+    let delivered = |out: &dcsim::RunOutput| out.table("flows").u64("delivered")[0];
+    let plain = nic_bound_flow("", "");
+    let tsq = nic_bound_flow(r#"tsq = "128KB""#, "");
+    let both = nic_bound_flow(r#"tsq = "128KB""#, "cwnd_validation = true");
+    // Without TSQ, slow start never ends: the NIC queue holds megabytes.
+    assert!(nic(&plain) > 4_000_000, "NIC queue {}", nic(&plain));
+    // With it, the NIC holds at most the limit plus one frame.
+    for out in [&tsq, &both] {
+        assert!(nic(out) <= 128_000 + 1538, "NIC queue {}", nic(out));
+    }
+    // TSQ alone lets cwnd run away; validation stops it near twice the flight.
+    assert!(max_cwnd(&tsq) > 10 * max_cwnd(&both), "{} vs {}", max_cwnd(&tsq), max_cwnd(&both));
+    assert!(max_cwnd(&both) < 2 * (128_000 + 64_000), "cwnd {}", max_cwnd(&both));
+    // Throughput is the NIC's in all three.
+    for out in [&plain, &tsq, &both] {
+        assert!(delivered(out) as f64 * 8.0 / 0.03 > 0.95 * MAX_GOODPUT, "delivered {}", delivered(out));
+    }
+}

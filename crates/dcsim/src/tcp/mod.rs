@@ -56,6 +56,7 @@ pub struct TcpParams {
     pub delack_timeout: Dur,
     pub nagle: bool,
     pub restart_after_idle: bool,
+    pub cwnd_validation: bool,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
     /// PIAS's host tagging: demotion thresholds in bytes (see crate::sched).
@@ -95,6 +96,7 @@ impl TcpParams {
             delack_timeout: t.delayed_ack.timeout.0,
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
+            cwnd_validation: t.cwnd_validation,
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,
@@ -243,6 +245,9 @@ pub struct TcpOut {
     pub established: bool,
     pub trace_enabled: bool,
     pub trace: Vec<TraceRow>,
+    /// TCP Small Queues: bytes of data segments this call may still hand to
+    /// the host (None: no limit). Sending stops once it reaches zero.
+    pub tsq_room: Option<u64>,
 }
 
 impl TcpOut {
@@ -250,6 +255,7 @@ impl TcpOut {
         self.packets.clear();
         self.delivered = 0;
         self.established = false;
+        self.tsq_room = None;
     }
 }
 
@@ -328,6 +334,12 @@ pub struct Endpoint {
     last_ack_ece: bool,
     /// When this side last sent a data segment (for the restart after idle).
     last_data_sent: Option<SimTime>,
+    /// The last send attempt stopped at the congestion window (for
+    /// tcp.cwnd_validation).
+    cwnd_limited: bool,
+    /// The last send attempt stopped at the TSQ limit: the world calls
+    /// flush again when this side's bytes leave the host.
+    pub tsq_throttled: bool,
     pub delack_timer: Timer,
 
     pub stats: TcpStats,
@@ -400,6 +412,8 @@ impl Endpoint {
             ece_latched: false,
             last_ack_ece: false,
             last_data_sent: None,
+            cwnd_limited: false,
+            tsq_throttled: false,
             delack_timer: Timer::default(),
             stats: TcpStats::default(),
         }
@@ -923,7 +937,7 @@ impl Endpoint {
                     // No growth on an ECN-Echo, nor until the window of the
                     // last ECN reduction is acknowledged (CWR state, as Linux
                     // and ns-3).
-                    if !ece && !self.cc.in_cwr(self.snd_una) {
+                    if !ece && !self.cc.in_cwr(self.snd_una) && self.may_grow(p, self.snd_max - snd_una_before) {
                         self.cc.grow(acked, mss, now, self.rtt.srtt);
                     }
                 }
@@ -1094,6 +1108,9 @@ impl Endpoint {
         if pkt.payload > 0 {
             pkt.flags |= flags::PSH * (end == self.app_end) as u8;
             self.last_data_sent = Some(now);
+            if let Some(room) = &mut out.tsq_room {
+                *room = room.saturating_sub(pkt.payload as u64);
+            }
         }
         self.fill_ack(&mut pkt, p);
         if self.ecn_ok {
@@ -1146,6 +1163,19 @@ impl Endpoint {
         }
     }
 
+    /// tcp.cwnd_validation (Linux's tcp_is_cwnd_limited): in slow start,
+    /// grow while cwnd < 2 x the flight before this ACK; after it, only if
+    /// sending last stopped at cwnd. Without it cwnd always grows (RFC 5681).
+    fn may_grow(&self, p: &TcpParams, flight: u64) -> bool {
+        !p.cwnd_validation || self.cwnd_limited || (self.cc.cwnd < self.cc.ssthresh && self.cc.cwnd < 2 * flight)
+    }
+
+    /// TCP Small Queues: stop sending data once the host holds enough of ours.
+    fn tsq_full(&mut self, out: &TcpOut) -> bool {
+        self.tsq_throttled = out.tsq_room == Some(0);
+        self.tsq_throttled
+    }
+
     fn try_send(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         if self.state != State::Established {
             return;
@@ -1162,7 +1192,7 @@ impl Endpoint {
         let mut pipe = self.pipe(p);
         let lost = self.lost_boundary(p);
         for _ in 0..100_000 {
-            if self.cc.cwnd < pipe + mss {
+            if self.cc.cwnd < pipe + mss || self.tsq_full(out) {
                 break;
             }
             // First, retransmissions found lost (see find_lost_retransmits).
@@ -1240,7 +1270,11 @@ impl Endpoint {
                 0
             };
         let limit = self.snd_una + (self.cc.cwnd + limited_transmit).min(self.snd_wnd);
+        self.cwnd_limited = false;
         loop {
+            if self.tsq_full(out) {
+                return;
+            }
             // Skip ranges the receiver already holds (go-back-N after a timeout).
             self.snd_nxt = self.first_unsacked_from(self.snd_nxt);
             let seq = self.snd_nxt;
@@ -1276,6 +1310,7 @@ impl Endpoint {
                     return;
                 }
                 if limit <= seq || seq > self.snd_una {
+                    self.cwnd_limited = self.cc.cwnd + limited_transmit <= self.snd_wnd;
                     return;
                 }
                 end = limit;

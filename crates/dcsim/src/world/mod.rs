@@ -199,6 +199,10 @@ pub struct World<'a> {
     pacers: Vec<HullPacer>,
     pacer_flows: Vec<PacerFlow>,
     released: Vec<PktId>,
+    /// TCP Small Queues: the limit in bytes (0: off) and, per endpoint, its
+    /// bytes between TCP and the wire of its host.
+    tsq_limit: u64,
+    tsq_held: Vec<u64>,
     /// Per source host: idle persistent connections as (destination, connection).
     idle_conns: Vec<Vec<(u32, u32)>>,
     /// Per port: index into `captures` of the capture on its link end, or NO_CAPTURE.
@@ -271,6 +275,8 @@ impl<'a> World<'a> {
             },
             pacer_flows: Vec::new(),
             released: Vec::new(),
+            tsq_limit: s.host.tsq.map_or(0, |b| b.0),
+            tsq_held: Vec::new(),
             idle_conns: vec![Vec::new(); net_hosts as usize],
             capture_at,
             capture_flow,
@@ -367,6 +373,9 @@ impl<'a> World<'a> {
         if !self.pacers.is_empty() {
             self.pacer_flows.extend([PacerFlow::default(); 2]);
         }
+        if self.tsq_limit > 0 {
+            self.tsq_held.extend([0, 0]);
+        }
         conn
     }
 
@@ -412,8 +421,12 @@ impl<'a> World<'a> {
                 let p = &mut self.net.ports[port as usize];
                 let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
                 let done = p.finish_tx(now, &mut self.pool, shared);
+                let from_host = p.node < self.net.num_hosts;
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
+                }
+                if from_host && self.tsq_limit > 0 {
+                    self.tsq_leave(now, done.frame, true);
                 }
                 if done.lost {
                     self.pool.free(done.frame);
@@ -464,6 +477,7 @@ impl<'a> World<'a> {
                 if timer.fire(now, gen) {
                     let mut out = std::mem::take(&mut self.out);
                     out.clear();
+                    out.tsq_room = self.tsq_room(ep, &[]);
                     self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut out);
                     self.out = out;
                 }
@@ -577,8 +591,12 @@ impl<'a> World<'a> {
     fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
         let p = &mut self.net.ports[port as usize];
         let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+        let from_host = p.node < self.net.num_hosts;
         match p.offer(now, id, &mut self.pool, shared) {
             Offer::Dropped { evicted } => {
+                if from_host && self.tsq_limit > 0 {
+                    self.tsq_leave(now, id, false);
+                }
                 self.pool.free(id);
                 self.packets_dropped += 1 + evicted as u64;
             }
@@ -621,6 +639,7 @@ impl<'a> World<'a> {
         debug_assert_eq!(self.eps[ep as usize].host, host);
         let mut out = std::mem::take(&mut self.out);
         out.clear();
+        out.tsq_room = self.tsq_room(ep, &[]);
         self.eps[ep as usize].on_packet(now, &pkt, &self.tcp, &mut out);
         self.out = out;
         self.after_tcp(now, ep);
@@ -635,7 +654,9 @@ impl<'a> World<'a> {
             self.app_react(now, ep, delivered, established);
         }
         let mut out = std::mem::take(&mut self.out);
+        out.tsq_room = self.tsq_room(ep, &out.packets);
         self.eps[ep as usize].flush(now, &self.tcp, &mut out);
+        out.tsq_room = None;
         for pkt in out.packets.drain(..) {
             self.inject(now, pkt);
         }
@@ -654,6 +675,9 @@ impl<'a> World<'a> {
     fn inject(&mut self, now: SimTime, mut pkt: Packet) {
         pkt.finalize_size(self.preamble_ifg);
         self.packets_created += 1;
+        if self.tsq_limit > 0 {
+            self.tsq_held[(pkt.conn * 2 + pkt.side as u32) as usize] += pkt.wire_bytes as u64;
+        }
         let (host, class) = (pkt.src_host, self.delay_class(pkt.conn, pkt.side));
         let id = self.pool.alloc(pkt);
         match class {
@@ -665,6 +689,30 @@ impl<'a> World<'a> {
                 self.delay_lines[line].push_back((now + d, id));
             }
             _ => self.send_to_nic(now, host, id),
+        }
+    }
+
+    /// TCP Small Queues: the data bytes `ep` may still hand to its host,
+    /// counting its packets not yet injected (None: no limit).
+    fn tsq_room(&self, ep: u32, pending: &[Packet]) -> Option<u64> {
+        if self.tsq_limit == 0 {
+            return None;
+        }
+        let mine = pending.iter().filter(|p| p.conn * 2 + p.side as u32 == ep).map(|p| p.payload as u64).sum::<u64>();
+        Some(self.tsq_limit.saturating_sub(self.tsq_held[ep as usize] + mine))
+    }
+
+    /// TCP Small Queues: a packet left its host (on the wire, or dropped
+    /// there). With `wake`, a throttled sender that is now below the limit
+    /// sends again (drops do not wake it: a full NIC queue will).
+    fn tsq_leave(&mut self, now: SimTime, id: PktId, wake: bool) {
+        let pkt = self.pool.get(id);
+        let ep = pkt.conn * 2 + pkt.side as u32;
+        let held = &mut self.tsq_held[ep as usize];
+        *held -= pkt.wire_bytes as u64;
+        if wake && *held < self.tsq_limit && self.eps[ep as usize].tsq_throttled {
+            self.out.clear();
+            self.after_tcp(now, ep);
         }
     }
 
@@ -684,6 +732,9 @@ impl<'a> World<'a> {
             }
             Admit::Held => self.wake_pacer(host),
             Admit::Dropped => {
+                if self.tsq_limit > 0 {
+                    self.tsq_leave(now, id, false);
+                }
                 self.pool.free(id);
                 self.packets_dropped += 1;
             }
