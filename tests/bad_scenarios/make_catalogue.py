@@ -138,6 +138,8 @@ cases = {
  "pcap_snaplen_too_small": BASE + '\n[[output.pcap]]\nhost = 0\nsnaplen = 10\n',
  "negative_sample_interval": BASE + '\n[output]\nqueue_sample_interval = "-1us"\n',
  "unknown_sample_ports": BASE + '\n[output]\nqueue_sample_ports = "some"\n',
+ "sample_port_out_of_range": BASE + '\n[output]\nqueue_sample_ports = [1, 99]\n',
+ "sample_stop_before_start": BASE + '\n[output]\nqueue_sample_start = "2ms"\nqueue_sample_stop = "1ms"\n',
  "seed_negative": "[run]\nseed = -1\n" + BASE,
  "not_toml": "this is [not toml\n",
  "phantom_queue_drain_above_line_rate": BASE + '\n[switch.phantom_queue]\ndrain = 1.5\n',

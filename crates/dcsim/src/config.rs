@@ -1276,14 +1276,40 @@ pub struct Incast {
     pub connections_per_responder: u32,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SamplePorts {
     /// Switch egress ports only.
     #[default]
     Switches,
     /// Switch egress ports and host NICs.
     All,
+    /// These ports (ids from the ports table).
+    Ports(Vec<u32>),
+}
+impl Serialize for SamplePorts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SamplePorts::Switches => s.serialize_str("switches"),
+            SamplePorts::All => s.serialize_str("all"),
+            SamplePorts::Ports(v) => v.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SamplePorts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const ALLOWED: &str = "allowed: \"switches\", \"all\" or a list of port ids like [3, 17]";
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) if s == "switches" => Ok(SamplePorts::Switches),
+            serde_json::Value::String(s) if s == "all" => Ok(SamplePorts::All),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
+                .collect::<Option<Vec<u32>>>()
+                .map(SamplePorts::Ports)
+                .ok_or_else(|| serde::de::Error::custom(format!("invalid port list {}: {ALLOWED}", serde_json::Value::Array(a.clone())))),
+            other => Err(serde::de::Error::custom(format!("invalid value {other}: {ALLOWED}"))),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1297,6 +1323,9 @@ pub struct OutputCfg {
     /// Sampling starts at this time (a window of interest in a long run).
     #[serde(default)]
     pub queue_sample_start: DurV,
+    /// No samples after this time (default: to the end of the run).
+    #[serde(default)]
+    pub queue_sample_stop: Option<DurV>,
     /// Record cwnd, ssthresh, srtt, rttvar, rto, bytes in flight on every ACK.
     #[serde(default)]
     pub tcp_trace: bool,
@@ -1310,6 +1339,7 @@ impl Default for OutputCfg {
             queue_sample_interval: default_sample_interval(),
             queue_sample_ports: SamplePorts::Switches,
             queue_sample_start: DurV(Dur::ZERO),
+            queue_sample_stop: None,
             tcp_trace: false,
             pcap: Vec::new(),
         }
@@ -1777,6 +1807,11 @@ impl Scenario {
                 format!("{} is out of range: allowed {}B (one MTU) to {}B{}", tcp.rcv_buffer, mtu, max_rcv, if tcp.window_scale { "" } else { " without window scaling" }),
             ));
         }
+        if let Some(stop) = self.output.queue_sample_stop {
+            if stop.0 <= self.output.queue_sample_start.0 {
+                return Err(err("output.queue_sample_stop", format!("{} must be after queue_sample_start ({})", stop.0, self.output.queue_sample_start.0)));
+            }
+        }
         if self.output.queue_sample_interval.0 != Dur::ZERO && self.output.queue_sample_interval.0 < Dur::from_ns(1) {
             return Err(err("output.queue_sample_interval", "must be 0s (off) or at least 1ns"));
         }
@@ -1984,6 +2019,11 @@ impl Scenario {
             }
             if f.until.is_some_and(|u| u.0 <= f.at.0) {
                 return Err(err(format!("failure[{i}].until"), "the link must recover after it fails (until > at)"));
+            }
+        }
+        if let SamplePorts::Ports(ports) = &self.output.queue_sample_ports {
+            if let Some(&port) = ports.iter().find(|&&p| p as u64 >= self.topology.num_ports()) {
+                return Err(err("output.queue_sample_ports", format!("port {port} is out of range: this topology has ports 0..{}", self.topology.num_ports())));
             }
         }
         let mut names = std::collections::BTreeSet::new();

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _finish, _mean, _pct, _run_jobs
+from ._common import Job, Rows, _finish, _mean, _pct, _port_towards, _run_jobs
 
 # ---- ecnsharp-dwrr: Fig. 20 ------------------------------------------------------------------
 
@@ -80,4 +80,138 @@ def ecnsharp_dwrr_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
-RUNNERS = {"ecnsharp-dwrr": (ecnsharp_dwrr, ecnsharp_dwrr_figure)}
+# ---- ecnsharp-queue and ecnsharp-senders: Figs. 16-17 (queue-track) ------------------------
+
+LINK_EXTRA_US = [0, 10, 25, 40, 80]  # queue-track: sender i's link is 10 + this[i mod 5] us
+
+
+def _burst_times(end_time: float) -> list[float]:
+    """queue-track's incast times: every end_time/10, from one period on,
+    while before end_time (accumulated as the example does)."""
+    period, t, times = end_time / 10, end_time / 10, []
+    while t < end_time:
+        times.append(t)
+        t += period
+    return times
+
+
+def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: float) -> tuple[dict[str, Any], list[float]]:
+    """The queue-track scenario for `senders` senders (the receiver is host
+    `senders`) with its incast flows; returns it and the burst times."""
+    base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
+    base["topology"]["hosts"] = senders + 1
+    # The receiver's link has 5 us, which is link_delay; senders get 5 us more plus their class.
+    base["host"]["rtt_variation"]["delays"] = [f"{5 + LINK_EXTRA_US[i % 5]}us" for i in range(senders)] + ["0us"]
+    background = base["workload"][0]
+    background.update({"target": senders, "hosts": f"0..{senders + 1}", "stop": f"{end_time}s"})
+    base["run"]["duration"] = f"{end_time + 0.5}s"
+    rng = random.Random(spec["flow_seed"])
+    times = _burst_times(end_time)
+    flows = [{"src": i, "dst": senders, "size": f"{round(spec['flow_min_bytes'] + (spec['flow_max_bytes'] - spec['flow_min_bytes']) * rng.random())}B",
+              "start": f"{round(t * 1e9)}ns"} for t in times for i in range(senders)]
+    base["workload"] = [background, {"type": "flows", "flows": flows}]
+    return base, times
+
+
+def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    senders, times = condition["senders"], _burst_times(condition["end_time_s"])
+    port = _port_towards(r, senders)
+    assert port["port"] == 2 * senders + 1, "the sampled port is the bottleneck"
+    samples = list(zip(r.queues["time"].to_pylist(), r.queues["packets"].to_pylist()))
+    length, burst = spec["window_s"], times[-1]
+
+    def window(start: float) -> list[tuple[float, int]]:
+        return [(t, n) for t, n in samples if start <= t <= start + length]
+
+    seed_window = window(burst - spec["seed_window_before_s"])
+    burst_window = window(burst)
+    in_bursts = [n for b in times for _, n in window(b)]
+    # Background: outside the burst windows, after the first 0.1 s, while flows still start.
+    background = [n for t, n in samples if 0.1 <= t < condition["end_time_s"] and not any(b <= t <= b + length for b in times)]
+    incast = [f for f in r.flows.to_pylist() if f["workload"] == 1]
+    fct = [f["fct"] * 1e3 for f in incast if f["fct"] is not None]
+    # A query: the flows of one burst; it completes with its last flow.
+    qct = []
+    for t in times:
+        mine = [f for f in incast if abs(f["start"] - t) < 1e-9]
+        if mine and all(f["fct"] is not None for f in mine):
+            qct.append(max(f["fct"] for f in mine) * 1e3)
+    bg_flows = [f for f in r.flows.to_pylist() if f["workload"] == 0]
+    return [
+        {"metric": "burst_peak_pkts", "value": max(in_bursts, default=None)},
+        {"metric": "seed_window_peak_pkts", "value": max((n for _, n in seed_window), default=None)},
+        {"metric": "seed_window_mean_pkts", "value": _mean([n for _, n in seed_window])},
+        {"metric": "background_mean_pkts", "value": _mean(background)},
+        {"metric": "background_p99_pkts", "value": _pct(background, 99)},
+        {"metric": "max_queue_pkts", "value": port["max_queue_packets"]},
+        {"metric": "drops", "value": port["drops"]},
+        {"metric": "marks", "value": port["ecn_marks"]},
+        {"metric": "incast_flows_done", "value": len(fct)},
+        {"metric": "incast_flows", "value": len(incast)},
+        {"metric": "fct_mean_ms", "value": _mean(fct)},
+        {"metric": "fct_p99_ms", "value": _pct(fct, 99)},
+        {"metric": "qct_mean_ms", "value": _mean(qct)},
+        {"metric": "qct_max_ms", "value": max(qct, default=None)},
+        {"metric": "background_flows_done", "value": sum(f["fct"] is not None for f in bg_flows)},
+        {"metric": "background_flows", "value": len(bg_flows)},
+        {"metric": "queue_trace", "value": None, "burst": burst, "trace": [(t - burst, n) for t, n in burst_window],
+         "seed_trace": [(t - burst, n) for t, n in seed_window]},
+    ]
+
+
+def _queue_track_jobs(spec: dict[str, Any], folder: Path, senders_list: list[int], end_time: float) -> list[Job]:
+    jobs: list[Job] = []
+    for n in senders_list:
+        base, times = _queue_track(spec, folder, n, end_time)
+        base["output"]["queue_sample_ports"] = [2 * n + 1]  # star: the switch's port toward host h is 2h + 1
+        for name, aqm in spec["aqm"].items():
+            jobs.append(({"scheme": name, "senders": n, "end_time_s": end_time}, base, None, {"switch.aqm": aqm}))
+    return jobs
+
+
+def ecnsharp_queue(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    n = spec["quick_senders" if quick else "senders"]
+    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
+    return _run_jobs(_queue_track_jobs(spec, folder, [n], end_time), _measure_queue_track, spec)
+
+
+def ecnsharp_queue_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for r in (r for r in rows if r["metric"] == "queue_trace"):
+        axes[0].plot([t * 1e3 for t, _ in r["seed_trace"]], [n for _, n in r["seed_trace"]], label=r["scheme"])
+        axes[1].plot([t * 1e3 for t, _ in r["trace"]], [n for _, n in r["trace"]], label=r["scheme"])
+    axes[0].set(xlabel="time from the last burst (ms)", ylabel="bottleneck queue (packets)", title="the seed's window (4.000-4.005 s)")
+    axes[1].set(xlabel="time from the last burst (ms)", title="Fig. 16: the incast burst")
+    for ax in axes:
+        ax.axhline(600, color="grey", ls=":", lw=1)
+    return _finish(fig, axes)
+
+
+def ecnsharp_senders(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    senders = spec["quick_senders" if quick else "senders"]
+    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
+    return _run_jobs(_queue_track_jobs(spec, folder, senders, end_time), _measure_queue_track, spec)
+
+
+def ecnsharp_senders_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for scheme in dict.fromkeys(r["scheme"] for r in rows):
+        for ax, metric in zip(axes, ["fct_mean_ms", "fct_p99_ms"]):
+            pts = sorted((r["senders"], r["value"]) for r in rows if r["scheme"] == scheme and r["metric"] == metric and r["value"] is not None)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=scheme)
+    axes[0].set(xlabel="concurrent senders", ylabel="incast flow FCT (ms)", title="Fig. 17: mean")
+    axes[1].set(xlabel="concurrent senders", ylabel="incast flow FCT (ms)", title="Fig. 17: 99th percentile")
+    return _finish(fig, axes)
+
+
+RUNNERS = {
+    "ecnsharp-dwrr": (ecnsharp_dwrr, ecnsharp_dwrr_figure),
+    "ecnsharp-queue": (ecnsharp_queue, ecnsharp_queue_figure),
+    "ecnsharp-senders": (ecnsharp_senders, ecnsharp_senders_figure),
+}

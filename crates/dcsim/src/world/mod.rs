@@ -219,12 +219,12 @@ impl<'a> World<'a> {
     pub fn new(s: &'a Scenario) -> World<'a> {
         let net = Network::build(s);
         let switches = net.kinds.len() - net.num_hosts as usize;
-        let sampled_ports: Vec<u32> = (0..net.ports.len() as u32)
-            .filter(|&p| {
-                s.output.queue_sample_ports == SamplePorts::All
-                    || net.kinds[net.ports[p as usize].node as usize] == NodeKind::Switch
-            })
-            .collect();
+        let sampled_ports: Vec<u32> = match &s.output.queue_sample_ports {
+            SamplePorts::Ports(ports) => ports.clone(),
+            which => (0..net.ports.len() as u32)
+                .filter(|&p| *which == SamplePorts::All || net.kinds[net.ports[p as usize].node as usize] == NodeKind::Switch)
+                .collect(),
+        };
         let mut capture_at = vec![NO_CAPTURE; net.ports.len()];
         let mut captures = Vec::new();
         let mut capture_flow = Vec::new();
@@ -528,7 +528,10 @@ impl<'a> World<'a> {
                     self.samples.bytes.push(port.queue_bytes());
                     self.samples.packets.push(port.queue_packets());
                 }
-                self.q.schedule(now + self.sample_interval, Ev::Sample);
+                let next = now + self.sample_interval;
+                if self.scenario.output.queue_sample_stop.is_none_or(|stop| next <= SimTime::ZERO + stop.0) {
+                    self.q.schedule(next, Ev::Sample);
+                }
             }
             Ev::Stop => self.stop_reason = Some("duration"),
         }
