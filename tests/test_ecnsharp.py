@@ -38,3 +38,19 @@ def test_ecnsharp_senders_incast_flows_slow_down_as_senders_grow(tmp_path):
     done = [r for r in rows if r["metric"] == "incast_flows_done"]
     total = {(r["scheme"], r["senders"]): r["value"] for r in rows if r["metric"] == "incast_flows"}
     assert all(r["value"] == total[(r["scheme"], r["senders"])] for r in done), "every incast flow completes"
+
+
+def test_ecnsharp_tradeoff_a_higher_marking_threshold_lengthens_the_short_flow_tail(tmp_path):
+    # Quick version: 50 and 250 KB on both settings. The tail grows with the
+    # threshold (Fig. 2b); the throughput side is checked by the full run.
+    rows = reproduce_quick("ecnsharp-tradeoff", tmp_path)
+    tail = [r for r in rows if r["metric"] == "claim" and "99th" in r["note"]]
+    assert len(tail) == 2 and all(r["holds"] == "True" for r in tail), tail
+
+
+def test_ecnsharp_fabrics_persistent_marking_shortens_short_flows(tmp_path):
+    # Quick versions: web search at load 0.8 on the 4x4x8 leaf-spine (ECN#
+    # against DCTCP-RED) and on the k = 4 fat-tree (against TCN).
+    for name in ("ecnsharp-leafspine", "ecnsharp-fattree"):
+        rows = reproduce_quick(name, tmp_path)
+        assert len(rows) == 1 and rows[0]["holds"] == "True", rows

@@ -210,7 +210,109 @@ def ecnsharp_senders_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
+# ---- ecnsharp-leafspine and ecnsharp-fattree: Figs. 13-14 and the seed's extension ----------
+
+# fct_parser.py's buckets: small below 100 KB, large above 10 MB (dcsim counts payload bytes).
+SMALL_BYTES, LARGE_BYTES = 100_000, 10_000_000
+
+
+def _measure_fabric(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    flows = [f for f in r.flows.to_pylist()]
+    done = [f for f in flows if f["fct"] is not None]
+    small = [f["fct"] * 1e3 for f in done if f["bytes"] < SMALL_BYTES]
+    large = [f["fct"] * 1e3 for f in done if f["bytes"] > LARGE_BYTES]
+    return [
+        {"metric": "fct_mean_ms", "value": _mean([f["fct"] * 1e3 for f in done])},
+        {"metric": "large_goodput_gbps", "value": _mean([f["bytes"] * 8 / f["fct"] / 1e9 for f in done if f["bytes"] > LARGE_BYTES])},
+        {"metric": "small_fct_mean_ms", "value": _mean(small)},
+        {"metric": "small_fct_p99_ms", "value": _pct(small, 99)},
+        {"metric": "large_fct_mean_ms", "value": _mean(large)},
+        {"metric": "flows", "value": len(flows)},
+        {"metric": "unfinished", "value": len(flows) - len(done)},
+        {"metric": "timeouts", "value": sum(f["timeouts"] for f in flows)},
+        {"metric": "drops", "value": sum(p["drops"] for p in r.ports.to_pylist())},
+    ]
+
+
+def _fabric_jobs(spec: dict[str, Any], folder: Path, quick: bool) -> list[Job]:
+    scenario = str(folder / spec["scenario"])
+    q = "quick_" if quick else ""
+    jobs: list[Job] = []
+    for topo in spec[q + "topologies"]:
+        for workload in spec[q + "workloads"]:
+            for load in spec[q + "loads"]:
+                for scheme, aqm in spec["aqm"].items():
+                    stop = spec[q + "stop"]  # one launch period, or one per topology
+                    overrides = {f"topology.{k}": v for k, v in spec["topology"][topo].items()} | {
+                        "switch.aqm": aqm, "workload[0].size": {"cdf": spec["workload"][workload]}, "workload[0].load": load,
+                        "workload[0].stop": stop[topo] if isinstance(stop, dict) else stop}
+                    jobs.append(({"topology": topo, "workload": workload, "load": load, "scheme": scheme}, scenario, None, overrides))
+    return jobs
+
+
+def ecnsharp_fabric(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    return _run_jobs(_fabric_jobs(spec, folder, quick), _measure_fabric, spec)
+
+
+FABRIC_METRICS = [("fct_mean_ms", "all flows: mean"), ("small_fct_mean_ms", "(0, 100KB]: mean"),
+                  ("small_fct_p99_ms", "(0, 100KB]: 99th"), ("large_fct_mean_ms", "(10MB, inf): mean")]
+
+
+def ecnsharp_fabric_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    """FCT of the first scheme normalised to the second's, against load: a
+    row of panels per workload, a line per topology."""
+    from ..plot import _mpl
+
+    plt = _mpl()
+    schemes = list(spec["aqm"])
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    fig, axes = plt.subplots(len(workloads), 4, figsize=(14, 3.4 * len(workloads)), squeeze=False)
+    value = {(r["topology"], r["workload"], r["load"], r["scheme"], r["metric"]): r["value"] for r in rows}
+    for i, workload in enumerate(workloads):
+        for ax, (metric, title) in zip(axes[i], FABRIC_METRICS):
+            for topo in dict.fromkeys(r["topology"] for r in rows):
+                pts = [(load, value.get((topo, workload, load, schemes[0], metric)), value.get((topo, workload, load, schemes[1], metric)))
+                       for load in sorted({r["load"] for r in rows})]
+                pts = [(x, a / b) for x, a, b in pts if a is not None and b]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=topo)
+            ax.axhline(1.0, color="grey", ls=":", lw=1)
+            ax.set(xlabel="load", ylabel=f"{schemes[0]} / {schemes[1]}", title=f"{workload}, {title}")
+    return _finish(fig, axes.flat)
+
+
+# ---- ecnsharp-tradeoff: Fig. 2 ------------------------------------------------------------
+
+
+def ecnsharp_tradeoff(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    q = "quick_" if quick else ""
+    jobs: list[Job] = []
+    for setting, file in spec["settings"].items():
+        for kb in spec[q + "thresholds_kb"]:
+            us = kb * 8e3 / spec["line_rate_bps"] * 1e6  # the seed's conversion at 10 Gb/s
+            overrides = {"switch.aqm": {"type": "tcn", "threshold": f"{round(us * 1000)}ns"}, "workload[0].stop": spec[q + "stop"]}
+            jobs.append(({"setting": setting, "threshold_kb": kb}, str(folder / file), None, overrides))
+    return _run_jobs(jobs, _measure_fabric, spec)
+
+
+def ecnsharp_tradeoff_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    panels = [("large_goodput_gbps", "large-flow goodput (Gb/s)", "Fig. 2a: throughput"), ("fct_mean_ms", "mean FCT, all flows (ms)", "all flows"),
+              ("small_fct_p99_ms", "(0, 100KB] 99th FCT (ms)", "Fig. 2b: short-flow tail")]
+    for setting in spec["settings"]:
+        for ax, (metric, ylabel, title) in zip(axes, panels):
+            pts = sorted((r["threshold_kb"], r["value"]) for r in rows if r["setting"] == setting and r["metric"] == metric and r["value"] is not None)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=setting)
+            ax.set(xlabel="marking threshold (KB at 10 Gb/s)", ylabel=ylabel, title=title)
+    return _finish(fig, axes)
+
+
 RUNNERS = {
+    "ecnsharp-tradeoff": (ecnsharp_tradeoff, ecnsharp_tradeoff_figure),
+    "ecnsharp-leafspine": (ecnsharp_fabric, ecnsharp_fabric_figure),
+    "ecnsharp-fattree": (ecnsharp_fabric, ecnsharp_fabric_figure),
     "ecnsharp-dwrr": (ecnsharp_dwrr, ecnsharp_dwrr_figure),
     "ecnsharp-queue": (ecnsharp_queue, ecnsharp_queue_figure),
     "ecnsharp-senders": (ecnsharp_senders, ecnsharp_senders_figure),
