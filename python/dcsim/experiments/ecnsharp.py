@@ -100,6 +100,7 @@ def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: flo
     `senders`) with its incast flows; returns it and the burst times."""
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     base["topology"]["hosts"] = senders + 1
+    base["output"]["queue_sample_ports"] = [2 * senders + 1]  # star: the switch's port toward host h is 2h + 1
     # The receiver's link has 5 us, which is link_delay; senders get 5 us more plus their class.
     base["host"]["rtt_variation"]["delays"] = [f"{5 + LINK_EXTRA_US[i % 5]}us" for i in range(senders)] + ["0us"]
     background = base["workload"][0]
@@ -163,7 +164,6 @@ def _queue_track_jobs(spec: dict[str, Any], folder: Path, senders_list: list[int
     jobs: list[Job] = []
     for n in senders_list:
         base, times = _queue_track(spec, folder, n, end_time)
-        base["output"]["queue_sample_ports"] = [2 * n + 1]  # star: the switch's port toward host h is 2h + 1
         for name, aqm in spec["aqm"].items():
             jobs.append(({"scheme": name, "senders": n, "end_time_s": end_time}, base, None, {"switch.aqm": aqm}))
     return jobs
