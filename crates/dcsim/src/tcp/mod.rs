@@ -1170,9 +1170,12 @@ impl Endpoint {
         !p.cwnd_validation || self.cwnd_limited || (self.cc.cwnd < self.cc.ssthresh && self.cc.cwnd < 2 * flight)
     }
 
-    /// TCP Small Queues: stop sending data once the host holds enough of ours.
+    /// TCP Small Queues: stop sending data once the host holds enough of
+    /// ours (the world calls flush again as they leave).
     fn tsq_full(&mut self, out: &TcpOut) -> bool {
-        self.tsq_throttled = out.tsq_room == Some(0);
+        if out.tsq_room == Some(0) {
+            self.tsq_throttled = true;
+        }
         self.tsq_throttled
     }
 
@@ -1180,6 +1183,7 @@ impl Endpoint {
         if self.state != State::Established {
             return;
         }
+        self.tsq_throttled = false;
         match self.recovery {
             Recovery::Fast { .. } if self.sack_ok => self.send_sack_recovery(now, p, out),
             _ => self.send_window(now, p, out),
@@ -1270,9 +1274,9 @@ impl Endpoint {
                 0
             };
         let limit = self.snd_una + (self.cc.cwnd + limited_transmit).min(self.snd_wnd);
-        self.cwnd_limited = false;
         loop {
             if self.tsq_full(out) {
+                self.cwnd_limited = false;
                 return;
             }
             // Skip ranges the receiver already holds (go-back-N after a timeout).
@@ -1281,6 +1285,7 @@ impl Endpoint {
             let data_end = self.app_end;
             let retx = seq < self.snd_max;
             if seq >= data_end {
+                self.cwnd_limited = false; // application-limited
                 // Only the FIN may be left: send it if queued and not yet sent
                 // (or being resent).
                 if seq == data_end && self.fin_queued && (retx || self.snd_max == data_end) {
@@ -1316,6 +1321,7 @@ impl Endpoint {
                 end = limit;
             }
             if !retx && end - seq < mss && p.nagle && self.snd_una < self.snd_max {
+                self.cwnd_limited = false;
                 return; // Nagle: hold a small segment while data is unacknowledged
             }
             let fin = self.fin_queued && end == data_end;

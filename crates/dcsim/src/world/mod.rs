@@ -421,11 +421,10 @@ impl<'a> World<'a> {
                 let p = &mut self.net.ports[port as usize];
                 let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
                 let done = p.finish_tx(now, &mut self.pool, shared);
-                let from_host = p.node < self.net.num_hosts;
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port));
                 }
-                if from_host && self.tsq_limit > 0 {
+                if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, done.frame, true);
                 }
                 if done.lost {
@@ -594,10 +593,9 @@ impl<'a> World<'a> {
     fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
         let p = &mut self.net.ports[port as usize];
         let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
-        let from_host = p.node < self.net.num_hosts;
         match p.offer(now, id, &mut self.pool, shared) {
             Offer::Dropped { evicted } => {
-                if from_host && self.tsq_limit > 0 {
+                if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, id, false);
                 }
                 self.pool.free(id);
