@@ -95,9 +95,9 @@ def _burst_times(end_time: float) -> list[float]:
     return times
 
 
-def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: float) -> tuple[dict[str, Any], list[float]]:
+def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: float) -> dict[str, Any]:
     """The queue-track scenario for `senders` senders (the receiver is host
-    `senders`) with its incast flows; returns it and the burst times."""
+    `senders`) with its incast flows."""
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     base["topology"]["hosts"] = senders + 1
     base["output"]["queue_sample_ports"] = [2 * senders + 1]  # star: the switch's port toward host h is 2h + 1
@@ -107,11 +107,10 @@ def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: flo
     background.update({"target": senders, "hosts": f"0..{senders + 1}", "stop": f"{end_time}s"})
     base["run"]["duration"] = f"{end_time + 0.5}s"
     rng = random.Random(spec["flow_seed"])
-    times = _burst_times(end_time)
     flows = [{"src": i, "dst": senders, "size": f"{round(spec['flow_min_bytes'] + (spec['flow_max_bytes'] - spec['flow_min_bytes']) * rng.random())}B",
-              "start": f"{round(t * 1e9)}ns"} for t in times for i in range(senders)]
+              "start": f"{round(t * 1e9)}ns"} for t in _burst_times(end_time) for i in range(senders)]
     base["workload"] = [background, {"type": "flows", "flows": flows}]
-    return base, times
+    return base
 
 
 def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
@@ -160,19 +159,16 @@ def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]
     ]
 
 
-def _queue_track_jobs(spec: dict[str, Any], folder: Path, senders_list: list[int], end_time: float) -> list[Job]:
+def ecnsharp_queue_track(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    """ecnsharp-queue (one sender count) and ecnsharp-senders (a list)."""
+    senders = spec["quick_senders" if quick else "senders"]
+    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
     jobs: list[Job] = []
-    for n in senders_list:
-        base, times = _queue_track(spec, folder, n, end_time)
+    for n in senders if isinstance(senders, list) else [senders]:
+        base = _queue_track(spec, folder, n, end_time)
         for name, aqm in spec["aqm"].items():
             jobs.append(({"scheme": name, "senders": n, "end_time_s": end_time}, base, None, {"switch.aqm": aqm}))
-    return jobs
-
-
-def ecnsharp_queue(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    n = spec["quick_senders" if quick else "senders"]
-    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
-    return _run_jobs(_queue_track_jobs(spec, folder, [n], end_time), _measure_queue_track, spec)
+    return _run_jobs(jobs, _measure_queue_track, spec)
 
 
 def ecnsharp_queue_figure(rows: Rows, spec: dict[str, Any]) -> Any:
@@ -188,12 +184,6 @@ def ecnsharp_queue_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     for ax in axes:
         ax.axhline(600, color="grey", ls=":", lw=1)
     return _finish(fig, axes)
-
-
-def ecnsharp_senders(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    senders = spec["quick_senders" if quick else "senders"]
-    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
-    return _run_jobs(_queue_track_jobs(spec, folder, senders, end_time), _measure_queue_track, spec)
 
 
 def ecnsharp_senders_figure(rows: Rows, spec: dict[str, Any]) -> Any:
@@ -314,6 +304,6 @@ RUNNERS = {
     "ecnsharp-leafspine": (ecnsharp_fabric, ecnsharp_fabric_figure),
     "ecnsharp-fattree": (ecnsharp_fabric, ecnsharp_fabric_figure),
     "ecnsharp-dwrr": (ecnsharp_dwrr, ecnsharp_dwrr_figure),
-    "ecnsharp-queue": (ecnsharp_queue, ecnsharp_queue_figure),
-    "ecnsharp-senders": (ecnsharp_senders, ecnsharp_senders_figure),
+    "ecnsharp-queue": (ecnsharp_queue_track, ecnsharp_queue_figure),
+    "ecnsharp-senders": (ecnsharp_queue_track, ecnsharp_senders_figure),
 }
