@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer")
+TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer", "voq")
 
 _DTYPES = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "u32": pa.uint32()}
 # Integer columns where -1 means "no value" (written as null).
@@ -68,6 +68,7 @@ class Result:
     tcp_trace: pa.Table
     captures: pa.Table
     pacer: pa.Table
+    voq: pa.Table
 
     def __init__(
         self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any], pcaps: dict[str, bytes] | None = None

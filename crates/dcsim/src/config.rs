@@ -331,6 +331,10 @@ pub struct SwitchCfg {
     /// Several queues per switch egress port (default: one FIFO).
     #[serde(default)]
     pub scheduler: Option<Scheduler>,
+    /// A virtual-output-queued switch with cell buffers (seed 004 §4.3)
+    /// instead of output queues.
+    #[serde(default)]
+    pub voq: Option<VoqCfg>,
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
@@ -345,9 +349,51 @@ impl Default for SwitchCfg {
             phantom_queue: None,
             hscc: None,
             scheduler: None,
+            voq: None,
             routing: Routing::default(),
         }
     }
+}
+
+/// CLUES' VOQ switch (seed 004 §4.3, Table 3; see crate::voq). The
+/// defaults are the thesis' Table 4.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VoqCfg {
+    /// Cells of each port's ingress buffer, shared by its VOQs (RxQueueCellsPerPort).
+    pub ingress_cells: u32,
+    /// Cells of each port's egress transmit queue (TxQueueCellsPerPort).
+    #[serde(default = "default_egress_cells")]
+    pub egress_cells: u32,
+    /// Bytes per cell (BytesPerCell).
+    #[serde(default = "default_cell_bytes")]
+    pub cell_bytes: Bytes,
+    /// From ingress VOQ to egress queue (BackplaneLatency).
+    #[serde(default = "default_backplane_latency")]
+    pub backplane_latency: DurV,
+    /// When a frame may cross the backplane (TxQueueMgmtScheme).
+    #[serde(default)]
+    pub admission: VoqAdmission,
+}
+
+fn default_egress_cells() -> u32 {
+    24
+}
+fn default_cell_bytes() -> Bytes {
+    Bytes(256)
+}
+fn default_backplane_latency() -> DurV {
+    DurV(Dur::from_us(4))
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VoqAdmission {
+    /// Egress cells are tokens, returned when the egress starts sending a frame.
+    Cellcredit,
+    /// Exact projection of the egress queue: no lost transmission opportunity.
+    #[default]
+    Oracle,
 }
 
 /// HSCC (seed 002 §3; see crate::hscc).
@@ -1622,6 +1668,32 @@ impl Scenario {
         }
         if self.host.tsq.is_some_and(|b| b.0 == 0) {
             return Err(err("host.tsq", "a TSQ limit must be at least one byte (omit it for no limit)"));
+        }
+        if let Some(v) = &self.switch.voq {
+            let sw = &self.switch;
+            let others = [
+                (sw.forwarding_latency.0 != Dur::ZERO, "forwarding_latency (the VOQ switch's delay is voq.backplane_latency)"),
+                (sw.shared_buffer.is_some(), "shared_buffer"),
+                (sw.scheduler.is_some(), "scheduler"),
+                (sw.hscc.is_some(), "hscc"),
+                (sw.phantom_queue.is_some(), "phantom_queue"),
+            ];
+            if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
+                return Err(err("switch.voq", format!("a VOQ switch cannot be combined with switch.{what}")));
+            }
+            if v.cell_bytes.0 == 0 || v.cell_bytes.0 > 16384 {
+                return Err(err("switch.voq.cell_bytes", format!("{}B is out of range: allowed 1B to 16384B", v.cell_bytes.0)));
+            }
+            // A full-sized frame must fit both buffers, or it could never pass.
+            let frame_cells = (self.link.mtu as u64 + 18).div_ceil(v.cell_bytes.0);
+            for (key, cells) in [("ingress_cells", v.ingress_cells), ("egress_cells", v.egress_cells)] {
+                if (cells as u64) < frame_cells {
+                    return Err(err(
+                        format!("switch.voq.{key}"),
+                        format!("{cells} cells of {}B cannot hold one full-sized frame ({frame_cells} cells with MTU {}); allowed: at least {frame_cells}", v.cell_bytes.0, self.link.mtu),
+                    ));
+                }
+            }
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}

@@ -23,6 +23,7 @@ pub mod tcp;
 pub mod topology;
 pub mod traffic;
 pub mod units;
+pub mod voq;
 pub mod world;
 
 pub use config::{ConfigError, Scenario};

@@ -88,7 +88,9 @@ impl<'a> Builder<'a> {
             NodeKind::Switch => {
                 let rng = Rng::stream(s.run.seed, StreamId { kind: streams::AQM, index: id as u64 });
                 let mtu_time = rate.tx_time(s.max_frame_bytes());
-                (Capacity::Limited(s.switch.buffer), Aqm::new(&s.switch.aqm, mtu_time, rng))
+                // A VOQ switch's admission never overfills its egress queue.
+                let cap = if s.switch.voq.is_some() { Capacity::Unlimited } else { Capacity::Limited(s.switch.buffer) };
+                (cap, Aqm::new(&s.switch.aqm, mtu_time, rng))
             }
         };
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);

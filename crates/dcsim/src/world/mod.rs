@@ -14,6 +14,7 @@ use crate::results::{Col, Table};
 use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
 use crate::topology::{streams, Network, NodeKind};
 use crate::units::FlowSize;
+use crate::voq::VoqSwitch;
 use dcsim_engine::{Dur, EventQueue, Rng, SimTime, StreamId};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -57,6 +58,8 @@ enum Ev {
     Pacer { host: u32, generation: u32 },
     /// A link (given by one of its ports) fails or recovers.
     Link { port: u32, up: bool },
+    /// A VOQ switch's oracle: an egress port can take a waiting frame now.
+    VoqWake { sw: u32, egress: u32 },
     Sample,
     Stop,
 }
@@ -199,6 +202,11 @@ pub struct World<'a> {
     pacers: Vec<HullPacer>,
     pacer_flows: Vec<PacerFlow>,
     released: Vec<PktId>,
+    /// VOQ switches (seed 004 §4.3), one per switch when configured, each
+    /// port's index within its switch, and the ingress occupancy samples.
+    voqs: Vec<VoqSwitch>,
+    voq_local: Vec<u32>,
+    voq_samples: QueueSamples,
     /// TCP Small Queues: the limit in bytes (0: off) and, per endpoint, its
     /// bytes between TCP and the wire of its host.
     tsq_limit: u64,
@@ -275,6 +283,9 @@ impl<'a> World<'a> {
             },
             pacer_flows: Vec::new(),
             released: Vec::new(),
+            voqs: Vec::new(),
+            voq_local: Vec::new(),
+            voq_samples: QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() },
             tsq_limit: s.host.tsq.map_or(0, |b| b.0),
             tsq_held: Vec::new(),
             idle_conns: vec![Vec::new(); net_hosts as usize],
@@ -285,6 +296,16 @@ impl<'a> World<'a> {
             packets_dropped: 0,
         };
         w.delay_lines = (0..w.net.num_hosts as usize * w.delay_classes.len()).map(|_| VecDeque::new()).collect();
+        if let Some(cfg) = &s.switch.voq {
+            w.voq_local = vec![u32::MAX; w.net.ports.len()];
+            for sw in w.net.num_hosts as usize..w.net.kinds.len() {
+                let ports = w.net.node_ports[sw].clone();
+                for (i, &p) in ports.iter().enumerate() {
+                    w.voq_local[p as usize] = i as u32;
+                }
+                w.voqs.push(VoqSwitch::new(cfg, ports));
+            }
+        }
         w.install_workloads();
         if let Some(d) = s.run.duration {
             w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
@@ -518,8 +539,18 @@ impl<'a> World<'a> {
                 let host = line / self.delay_classes.len() as u32;
                 self.send_to_nic(now, host, id);
             }
+            Ev::VoqWake { sw, egress } => {
+                let v = &mut self.voqs[(sw - self.net.num_hosts) as usize];
+                if v.wake[egress as usize] == Some(now) {
+                    v.wake[egress as usize] = None;
+                }
+                self.voq_schedule(now, sw, egress as usize);
+            }
             Ev::Sample => {
                 let t = now.as_secs_f64();
+                if !self.voqs.is_empty() {
+                    self.sample_voqs(t);
+                }
                 for &p in &self.sampled_ports {
                     let port = &self.net.ports[p as usize];
                     self.samples.time.push(t);
@@ -549,6 +580,9 @@ impl<'a> World<'a> {
         if self.scenario.switch.hscc.is_some() {
             self.hscc_forward(in_port, port, id);
         }
+        if !self.voqs.is_empty() {
+            return self.voq_receive(now, sw, in_port, port, id);
+        }
         let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
         if latency == Dur::ZERO {
             self.enqueue(now, port, id);
@@ -559,6 +593,61 @@ impl<'a> World<'a> {
                 self.q.schedule(at, Ev::SwitchOut(sw));
             }
             line.push_back((at, id, port));
+        }
+    }
+
+    /// Ingress buffer occupancy of the sampled ports of VOQ switches.
+    fn sample_voqs(&mut self, t: f64) {
+        for &p in &self.sampled_ports {
+            let node = self.net.ports[p as usize].node;
+            if node < self.net.num_hosts {
+                continue;
+            }
+            let v = &self.voqs[(node - self.net.num_hosts) as usize];
+            let i = self.voq_local[p as usize] as usize;
+            self.voq_samples.time.push(t);
+            self.voq_samples.port.push(p);
+            self.voq_samples.bytes.push(v.ingress_used[i] as u64);
+            self.voq_samples.packets.push(v.ingress_frames[i] as u64);
+        }
+    }
+
+    /// A VOQ switch: the frame waits in its ingress port's VOQ for `egress`
+    /// (or is dropped when the ingress buffer is full), then the egress's
+    /// scheduler runs.
+    fn voq_receive(&mut self, now: SimTime, sw: u32, in_port: u32, egress: u32, id: PktId) {
+        let v = &mut self.voqs[(sw - self.net.num_hosts) as usize];
+        let cells = v.cells(self.pool.get(id).frame_len());
+        let (i, e) = (self.voq_local[in_port as usize] as usize, self.voq_local[egress as usize] as usize);
+        if !v.arrive(i, e, id, cells) {
+            self.pool.free(id);
+            self.packets_dropped += 1;
+            return;
+        }
+        self.voq_schedule(now, sw, e);
+    }
+
+    /// Run a VOQ switch's scheduler for its egress port `e`: admitted frames
+    /// cross the backplane (the switch's forwarding line).
+    fn voq_schedule(&mut self, now: SimTime, sw: u32, e: usize) {
+        let swi = (sw - self.net.num_hosts) as usize;
+        let v = &mut self.voqs[swi];
+        let egress = v.ports[e];
+        let (rate, pool) = (self.net.ports[egress as usize].rate, &self.pool);
+        let admitted = v.schedule(now, e, |id| rate.tx_time(pool.get(id).wire_bytes as u64));
+        if let Some(t) = admitted.wake {
+            if v.wake[e] != Some(t) {
+                v.wake[e] = Some(t);
+                self.q.schedule(t, Ev::VoqWake { sw, egress: e as u32 });
+            }
+        }
+        let at = now + v.backplane;
+        let line = &mut self.fwd_line[swi];
+        for id in admitted.frames {
+            if line.is_empty() {
+                self.q.schedule(at, Ev::SwitchOut(sw));
+            }
+            line.push_back((at, id, egress));
         }
     }
 
@@ -611,10 +700,19 @@ impl<'a> World<'a> {
     fn start_tx(&mut self, now: SimTime, port: u32) {
         let p = &self.net.ports[port as usize];
         let d = p.tx_duration(&self.pool);
+        let (node, id) = (p.node, p.transmitting.expect("transmitting"));
         self.q.schedule(now + d, Ev::TxDone(port));
         if !self.captures.is_empty() {
-            let id = p.transmitting.expect("transmitting");
             self.capture(now, port, id);
+        }
+        if !self.voqs.is_empty() && node >= self.net.num_hosts {
+            // A VOQ egress hands its frame's cells back to the backplane.
+            let e = self.voq_local[port as usize] as usize;
+            let v = &mut self.voqs[(node - self.net.num_hosts) as usize];
+            let cells = v.cells(self.pool.get(id).frame_len());
+            if v.started(e, cells) {
+                self.voq_schedule(now, node, e);
+            }
         }
     }
 

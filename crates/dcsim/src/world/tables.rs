@@ -167,6 +167,16 @@ impl World<'_> {
             .col("hscc_rewrites", Col::U64(ports.iter().map(|p| p.hscc.as_ref().map_or(0, |h| h.stats.rewrites)).collect()))
             .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
             .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
+            .col("ingress_drops", Col::U64((0..ports.len()).map(|p| self.voq_ingress_drops(p)).collect()))
+    }
+
+    /// Frames a VOQ switch port dropped on arrival (0 without VOQs).
+    fn voq_ingress_drops(&self, port: usize) -> u64 {
+        let node = self.net.ports[port].node;
+        if self.voqs.is_empty() || node < self.net.num_hosts {
+            return 0;
+        }
+        self.voqs[(node - self.net.num_hosts) as usize].ingress_drops[self.voq_local[port] as usize]
     }
 
     pub(super) fn queues_table(&mut self) -> Table {
@@ -176,6 +186,12 @@ impl World<'_> {
             .col("port", Col::U32(s.port))
             .col("bytes", Col::U64(s.bytes))
             .col("packets", Col::U64(s.packets))
+    }
+
+    /// VOQ switches' ingress buffers: cells and frames held per sampled port.
+    pub(super) fn voq_table(&mut self) -> Table {
+        let s = std::mem::replace(&mut self.voq_samples, QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() });
+        Table::new("voq").col("time", Col::F64(s.time)).col("port", Col::U32(s.port)).col("cells", Col::U64(s.bytes)).col("frames", Col::U64(s.packets))
     }
 
     pub(super) fn trace_table(&mut self) -> Table {
@@ -230,6 +246,7 @@ impl World<'_> {
         let queues = self.queues_table();
         let trace = self.trace_table();
         let pacer = self.pacer_table();
+        let voq = self.voq_table();
         let sim_s = self.q.now().as_secs_f64();
         let events = self.q.events_executed();
         let mut m = serde_json::Map::new();
@@ -264,6 +281,6 @@ impl World<'_> {
             .col("ece", Col::U64(counts.iter().map(|c| c.ece).collect()))
             .col("cwr", Col::U64(counts.iter().map(|c| c.cwr).collect()));
         let pcaps = caps.into_iter().map(|c| (c.name.clone(), c.into_bytes())).collect();
-        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures, pacer], summary: m, pcaps }
+        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures, pacer, voq], summary: m, pcaps }
     }
 }
