@@ -18,21 +18,22 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
     rows = []
     for rate in spec["quick_rates" if quick else "rates"]:
         base = {"topology.link_rate": rate}
-        # The thesis' rule: the largest buffer at which the transaction needs an RTO.
-        buffer = next(
-            (b for b in range(200, 1, -1)
-             if dcsim.run(scenario, overrides=base | {"switch.buffer": f"{b}pkt"}).queries["timeouts"].to_pylist()[0] > 0),
+        # The thesis' rule (§5.3.3): one cell short of lossless, the largest
+        # ingress buffer at which the transaction needs an RTO.
+        cells = next(
+            (c for c in range(400, 5, -1)
+             if dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": c}).queries["timeouts"].to_pylist()[0] > 0),
             None,
         )
-        if buffer is None:
-            raise RuntimeError(f"clues-rtt at {rate}: no buffer from 200 down to 2 packets makes the transaction time out")
-        lossless = dcsim.run(scenario, overrides=base | {"switch.buffer": "10000pkt"}).queries["completion_time"].to_pylist()[0]
-        rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "value": lossless * 1e6, "buffer_pkt": None})
+        if cells is None:
+            raise RuntimeError(f"clues-rtt at {rate}: no ingress buffer from 400 down to 6 cells makes the transaction time out")
+        lossless = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": 100_000}).queries["completion_time"].to_pylist()[0]
+        rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "value": lossless * 1e6, "cells": None})
         for us in spec["quick_resolutions_us" if quick else "resolutions_us"]:
-            r = dcsim.run(scenario, overrides=base | {"switch.buffer": f"{buffer}pkt", "tcp.rtt_granularity": f"{us}us"})
+            r = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": cells, "tcp.rtt_granularity": f"{us}us"})
             q = r.queries.to_pylist()[0]
             rows.append({"metric": "completion_us", "rate": rate, "resolution_us": us, "value": q["completion_time"] * 1e6,
-                         "buffer_pkt": buffer, "timeouts": q["timeouts"]})
+                         "cells": cells, "timeouts": q["timeouts"]})
     return rows
 
 
