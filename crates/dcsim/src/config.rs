@@ -355,6 +355,25 @@ impl Default for SwitchCfg {
     }
 }
 
+/// ARREAR's settings (seed 004 §6.2.2).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrearCfg {
+    /// Resolution of the sender's clock (the thesis: 1 ns, ns-3's scheduler).
+    #[serde(default = "default_arrear_clock")]
+    pub clock: DurV,
+    /// TSval tokens must not wrap within this MSL (net.inet.tcp.msl, 30 s).
+    #[serde(default = "default_msl")]
+    pub msl: DurV,
+}
+
+fn default_arrear_clock() -> DurV {
+    DurV(Dur::from_ns(1))
+}
+fn default_msl() -> DurV {
+    DurV(Dur::from_secs(30))
+}
+
 /// CLUES' VOQ switch (seed 004 §4.3, Table 3; see crate::voq). The
 /// defaults are the thesis' Table 4.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -944,6 +963,10 @@ pub struct TcpCfg {
     /// slow_start_restart_). ns-3 does not restart.
     #[serde(default = "yes")]
     pub restart_after_idle: bool,
+    /// ARREAR (seed 004 §6.2): timestamps carry measurement tokens and RTT
+    /// samples have the resolution of the sender's own clock.
+    #[serde(default)]
+    pub arrear: Option<ArrearCfg>,
     /// Grow cwnd only while it limits sending (RFC 7661's idea, as Linux's
     /// tcp_is_cwnd_limited): in slow start while cwnd < 2 x the data in
     /// flight, otherwise only if the last send attempt stopped at cwnd.
@@ -1665,6 +1688,17 @@ impl Scenario {
         }
         if let NicBuffer::Limited(q) = self.host.nic_buffer {
             check_capacity("host.nic_buffer", q)?;
+        }
+        if let Some(a) = &self.tcp.arrear {
+            if !self.tcp.timestamps {
+                return Err(err("tcp.arrear", "ARREAR carries its tokens in the timestamp option: it needs tcp.timestamps = true"));
+            }
+            if a.clock.0 == Dur::ZERO {
+                return Err(err("tcp.arrear.clock", "the clock resolution must be at least 1ps"));
+            }
+            if a.msl.0 == Dur::ZERO {
+                return Err(err("tcp.arrear.msl", "the MSL must be greater than zero"));
+            }
         }
         if self.host.tsq.is_some_and(|b| b.0 == 0) {
             return Err(err("host.tsq", "a TSQ limit must be at least one byte (omit it for no limit)"));

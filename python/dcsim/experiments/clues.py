@@ -28,13 +28,27 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
         if cells is None:
             raise RuntimeError(f"clues-rtt at {rate}: no ingress buffer from 400 down to 6 cells makes the transaction time out")
         lossless = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": 100_000}).queries["completion_time"].to_pylist()[0]
-        rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "value": lossless * 1e6, "cells": None})
-        for us in spec["quick_resolutions_us" if quick else "resolutions_us"]:
-            r = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": cells, "tcp.rtt_granularity": f"{us}us"})
+        rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "clock": None, "value": lossless * 1e6, "cells": None})
+        arrear_us = spec["arrear_clock_ns"] / 1000
+        clocks = [({"tcp.rtt_granularity": f"{us}us"}, "ticks", us) for us in spec["quick_resolutions_us" if quick else "resolutions_us"]]
+        clocks.append(({"tcp.arrear": {"clock": f"{spec['arrear_clock_ns']}ns"}}, "ARREAR", arrear_us))
+        for clock, kind, us in clocks:
+            r = dcsim.run(scenario, overrides=base | clock | {"switch.voq.ingress_cells": cells, "output.tcp_trace": True})
             q = r.queries.to_pylist()[0]
-            rows.append({"metric": "completion_us", "rate": rate, "resolution_us": us, "value": q["completion_time"] * 1e6,
-                         "cells": cells, "timeouts": q["timeouts"]})
+            key = {"rate": rate, "resolution_us": us, "clock": kind, "cells": cells}
+            rows.append(key | {"metric": "completion_us", "value": q["completion_time"] * 1e6, "timeouts": q["timeouts"]})
+            rows.append(key | {"metric": "rto_us", "value": _stalled_rto_us(r)})
     return rows
+
+
+def _stalled_rto_us(r: Any) -> float | None:
+    """The RTO interval the sender waited out: the one armed by the last ACK
+    before the longest silence in the trace of the connection that timed out."""
+    t = r.tcp_trace.to_pylist()
+    conn = next((f["conn"] for f in r.flows.to_pylist() if f["timeouts"]), None)
+    rows = sorted((x["time"], x["rto"]) for x in t if x["conn"] == conn and x["side"] == 1)
+    gaps = [(b[0] - a[0], a[1]) for a, b in zip(rows, rows[1:])]
+    return max(gaps)[1] * 1e6 if gaps else None
 
 
 def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
@@ -43,9 +57,13 @@ def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(6, 4))
     for rate in sorted({r["rate"] for r in rows}):
-        pts = sorted((r["resolution_us"], r["value"]) for r in rows if r["rate"] == rate and r["metric"] == "completion_us")
+        mine = [r for r in rows if r["rate"] == rate and r["metric"] == "completion_us"]
+        pts = sorted((r["resolution_us"], r["value"]) for r in mine if r["clock"] == "ticks")
         (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"dcsim {rate}")
-        ref = [(x["condition"]["resolution_us"], x["paper"]) for x in spec["reference"] if x["condition"]["rate"] == rate]
+        arrear = [(r["resolution_us"], r["value"]) for r in mine if r["clock"] == "ARREAR"]
+        ax.scatter([p[0] for p in arrear], [p[1] for p in arrear], marker="*", s=120, color=line.get_color(), label=f"dcsim {rate}, ARREAR")
+        ref = [(x["condition"]["resolution_us"], x["paper"]) for x in spec["reference"]
+               if x["metric"] == "completion_us" and x["condition"]["rate"] == rate]
         ax.scatter([p[0] for p in ref], [p[1] for p in ref], marker="x", s=80, color=line.get_color(), label=f"thesis {rate}")
     ax.set(xscale="log", xlabel="RTT measurement resolution (us)", ylabel="transaction completion time (us)", title="Fig. 21")
     ax.grid(alpha=0.3)

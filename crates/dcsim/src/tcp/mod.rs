@@ -34,7 +34,7 @@ use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
 use ranges::RangeSet;
-use rtt::{RttEstimator, RttParams};
+use rtt::{Arrear, ArrearParams, RttEstimator, RttParams};
 
 /// Per-run TCP parameters (from the scenario's `[tcp]` table).
 #[derive(Clone, Debug)]
@@ -57,6 +57,7 @@ pub struct TcpParams {
     pub nagle: bool,
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
+    pub arrear: Option<ArrearParams>,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
     /// PIAS's host tagging: demotion thresholds in bytes (see crate::sched).
@@ -80,7 +81,8 @@ impl TcpParams {
             window_scale: t.window_scale,
             initial_cwnd: t.initial_cwnd,
             rtt: RttParams {
-                granularity: t.rtt_granularity.0,
+                // With ARREAR, samples come from its clock.
+                granularity: t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.0),
                 min_rto: t.min_rto.0,
                 max_rto: t.max_rto.0,
                 initial_rto: t.initial_rto.0,
@@ -97,6 +99,7 @@ impl TcpParams {
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
+            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock.0, msl: a.msl.0 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,
@@ -310,6 +313,8 @@ pub struct Endpoint {
     relost: Vec<(u64, u64)>,
     syn_retransmitted: bool,
     pub rtt: RttEstimator,
+    /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
+    arrear: Option<Box<Arrear>>,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
     timed: Option<(u64, u32)>,
     pub rto_timer: Timer,
@@ -397,6 +402,7 @@ impl Endpoint {
             relost: Vec::new(),
             syn_retransmitted: false,
             rtt: RttEstimator::new(),
+            arrear: p.arrear.map(|_| Box::default()),
             timed: None,
             rto_timer: Timer::default(),
             rcv_nxt: 0,
@@ -479,10 +485,27 @@ impl Endpoint {
         };
         if self.ts_ok {
             pkt.has_ts = true;
-            pkt.ts_val = p.rtt.tick(now);
+            pkt.ts_val = self.arrear.as_ref().map_or_else(|| p.rtt.tick(now), |a| a.token);
             pkt.ts_ecr = self.ts_recent;
         }
         pkt
+    }
+
+    /// ARREAR: a segment that elicits an immediate reply (a SYN, data, a
+    /// FIN) starts a measurement with a new token.
+    fn arrear_stamp(&mut self, now: SimTime, pkt: &mut Packet, p: &TcpParams) {
+        if let (Some(a), Some(ap)) = (&mut self.arrear, &p.arrear) {
+            pkt.ts_val = a.stamp(now, true, self.rtt.srtt, ap);
+        }
+    }
+
+    /// The RTT sample an echoed timestamp gives: clock ticks, or with
+    /// ARREAR the measurement its token completes (if any).
+    fn ts_sample(&mut self, now: SimTime, tsecr: u32, p: &TcpParams) -> Option<Dur> {
+        match (&mut self.arrear, &p.arrear) {
+            (Some(a), Some(ap)) => a.pair(now, tsecr, ap),
+            _ => Some(p.rtt.sample_from_ticks(now, tsecr)),
+        }
     }
 
     fn window_field(&self, p: &TcpParams, syn: bool) -> u16 {
@@ -553,6 +576,9 @@ impl Endpoint {
             if p.ecn {
                 pkt.flags |= flags::ECE | flags::CWR;
             }
+        }
+        if pkt.has_ts {
+            self.arrear_stamp(now, &mut pkt, p);
         }
         if self.cc.ecn_mode() == EcnMode::Dctcp && p.ecn {
             pkt.ecn = Ecn::Ect0; // DCTCP (as in Linux) sends every packet ECT
@@ -672,7 +698,9 @@ impl Endpoint {
             return;
         }
         if self.ts_ok && pkt.has_ts {
-            self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+            if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
+                self.rtt.sample(r);
+            }
         } else if let Some((_, t)) = timed {
             self.rtt.sample(p.rtt.sample_from_ticks(now, t));
         }
@@ -901,7 +929,9 @@ impl Endpoint {
             let acked = ack - self.snd_una;
             // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
             if self.ts_ok && pkt.has_ts {
-                self.rtt.sample(p.rtt.sample_from_ticks(now, pkt.ts_ecr));
+                if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
+                    self.rtt.sample(r);
+                }
             } else if let Some((seq, t)) = self.timed {
                 if ack >= seq {
                     self.rtt.sample(p.rtt.sample_from_ticks(now, t));
@@ -1104,6 +1134,9 @@ impl Endpoint {
         }
         if fin {
             pkt.flags |= flags::FIN;
+        }
+        if pkt.has_ts {
+            self.arrear_stamp(now, &mut pkt, p);
         }
         if pkt.payload > 0 {
             pkt.flags |= flags::PSH * (end == self.app_end) as u8;

@@ -85,6 +85,75 @@ impl RttEstimator {
     }
 }
 
+/// ARREAR (seed 004 §6.2): TSval is a measurement token, not a clock. The
+/// sender keeps a FIFO of (token, clock read); when a token returns as
+/// TSecr, now minus its clock read is one RTT sample, at the resolution of
+/// the sender's own clock. Older entries are dropped on the way (lost or
+/// coalesced ACKs); a TSecr below the oldest entry is not a measurement.
+#[derive(Clone, Copy, Debug)]
+pub struct ArrearParams {
+    /// Resolution of the clock the sender reads (the thesis: 1 ns).
+    pub clock: Dur,
+    /// Tokens must not wrap within this maximum segment lifetime.
+    pub msl: Dur,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Arrear {
+    /// The last token issued (TSval of segments that are not measured).
+    pub token: u32,
+    pending: std::collections::VecDeque<(u32, SimTime)>,
+    /// Token rate limit: the current review window (about one RTT) and the
+    /// tokens used in it.
+    window_start: SimTime,
+    used: u64,
+}
+
+impl Arrear {
+    fn read(now: SimTime, p: &ArrearParams) -> SimTime {
+        SimTime(now.ps() / p.clock.ps() * p.clock.ps())
+    }
+
+    /// The TSval of an outgoing segment. A `candidate` (one expected to
+    /// elicit an immediate reply) takes a new token and starts a
+    /// measurement, unless that would consume tokens faster than 2^32 per
+    /// MSL over the last RTT (the thesis reviews a duty cycle once per RTT;
+    /// this is the same bound as a per-window budget).
+    pub fn stamp(&mut self, now: SimTime, candidate: bool, srtt: Dur, p: &ArrearParams) -> u32 {
+        if !candidate {
+            return self.token;
+        }
+        let window = srtt.max(Dur::from_us(1));
+        if now.since(self.window_start) >= window {
+            self.window_start = now;
+            self.used = 0;
+        }
+        let budget = ((1u128 << 32) * window.ps() as u128 / p.msl.ps().max(1) as u128).max(1) as u64;
+        if self.used >= budget {
+            return self.token;
+        }
+        self.used += 1;
+        self.token = self.token.wrapping_add(1);
+        self.pending.push_back((self.token, Self::read(now, p)));
+        self.token
+    }
+
+    /// An ACK echoed `tsecr`: the sample if it completes a measurement.
+    pub fn pair(&mut self, now: SimTime, tsecr: u32, p: &ArrearParams) -> Option<Dur> {
+        while let Some(&(token, at)) = self.pending.front() {
+            let ahead = tsecr.wrapping_sub(token) as i32;
+            if ahead < 0 {
+                return None; // older than every pending measurement
+            }
+            self.pending.pop_front();
+            if ahead == 0 {
+                return Some(Self::read(now, p).since(at).max(p.clock));
+            }
+        }
+        None
+    }
+}
+
 impl Default for RttEstimator {
     fn default() -> Self {
         Self::new()
@@ -142,5 +211,42 @@ mod tests {
         p.formula = RtoFormula::Bsd;
         // BSD: SRTT + 4*RTTVAR, RTTVAR has decayed to ~0.
         assert!(e.rto(&p) < Dur::from_us(1001), "{:?}", e.rto(&p));
+    }
+
+    fn arrear() -> ArrearParams {
+        ArrearParams { clock: Dur::from_ns(1), msl: Dur::from_secs(30) }
+    }
+
+    #[test]
+    fn arrear_pairs_a_returning_token_with_its_clock_read() {
+        let p = arrear();
+        let mut a = Arrear::default();
+        let t0 = SimTime(1_000_000);
+        assert_eq!(a.stamp(t0, true, Dur::ZERO, &p), 1);
+        assert_eq!(a.stamp(t0, false, Dur::ZERO, &p), 1, "a pure ACK repeats the last token");
+        assert_eq!(a.stamp(SimTime(2_000_000), true, Dur::ZERO, &p), 2);
+        // Token 1 comes back 12.345 us later: a sample at 1 ns resolution.
+        assert_eq!(a.pair(SimTime(13_345_678), 1, &p), Some(Dur(12_345_000)));
+        // Token 1 again (a duplicate echo) is older than every pending one.
+        assert_eq!(a.pair(SimTime(14_000_000), 1, &p), None);
+        // Token 3 was never issued... token 2 is dropped on the way, no sample.
+        assert_eq!(a.stamp(SimTime(3_000_000), true, Dur::ZERO, &p), 3);
+        assert_eq!(a.pair(SimTime(20_000_000), 3, &p), Some(Dur(17_000_000)));
+        assert!(a.pending.is_empty(), "token 2 was dropped when 3 returned");
+    }
+
+    #[test]
+    fn arrear_limits_tokens_to_2_32_per_msl() {
+        // With an MSL of 2^32 us, one token per microsecond at most.
+        let p = ArrearParams { clock: Dur::from_ns(1), msl: Dur::from_us(1 << 32) };
+        let mut a = Arrear::default();
+        let srtt = Dur::from_us(10);
+        let mut t = SimTime(0);
+        for _ in 0..100 {
+            a.stamp(t, true, srtt, &p);
+            t = SimTime(t.ps() + 100_000); // a candidate every 100 ns
+        }
+        // 10 us of candidates: about 10 tokens, not 100.
+        assert!((9..=11).contains(&a.token), "{} tokens", a.token);
     }
 }
