@@ -18,3 +18,8 @@ def test_clues_loss_recovery_one_cell_short_costs_an_rto_and_179_cells_recover_b
     rows = reproduce_quick("clues-loss-recovery", tmp_path)
     # The thesis' three cases exactly: 0 losses; 1 loss and 1 RTO; 7 losses and no RTO.
     assert len(rows) == 7 and all(r["holds"] == "True" for r in rows), [r for r in rows if r["holds"] != "True"]
+
+
+def test_clues_nagle_holds_back_the_last_small_segment_for_a_round_trip(tmp_path):
+    rows = reproduce_quick("clues-nagle", tmp_path)
+    assert len(rows) == 2 and all(r["holds"] == "True" for r in rows), rows

@@ -117,7 +117,7 @@ def clues_occupancy(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
 def _plot_occupancy(ax: Any, rows: Rows, key: str, label: Any) -> None:
     for r in rows:
         if r["metric"] == "occupancy" and key in r:
-            done = next(x["value"] for x in rows if x["metric"] == "completion_us" and all(x.get(k) == r.get(k) for k in ("figure", "rate", "responders", "cells")))
+            done = next(x["value"] for x in rows if x["metric"] == "completion_us" and all(x.get(k) == r.get(k) for k in ("figure", "rate", "responders", "cells", "nagle")))
             (line,) = ax.plot([t * 1e6 for t, _ in r["series"]], [c for _, c in r["series"]], lw=1, label=label(r))
             ax.plot([done], [0], marker="o", color=line.get_color())  # the thesis' "lollipop": completion
 
@@ -150,8 +150,30 @@ def clues_loss_recovery_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, [ax])
 
 
+def clues_nagle(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    scenario = str(folder / spec["scenario"])
+    jobs = []
+    for nagle in (False, True):
+        condition, sc, preset, overrides = _transaction({"nagle": nagle}, scenario, "10Gbps", 2, spec["cells"])
+        jobs.append((condition, sc, preset, overrides | {"tcp.nagle": nagle}))
+    rows = _run_jobs(jobs, _measure_transaction, spec)
+    base, nagle = (next(r["value"] for r in rows if r["metric"] == "completion_us" and r["nagle"] == n) for n in (False, True))
+    return rows + [{"nagle": True, "metric": "nagle_extra_us", "value": nagle - base}]
+
+
+def clues_nagle_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _plot_occupancy(ax, rows, "series", lambda r: f"nagle = {int(r['nagle'])}")
+    ax.set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 19: the remainder waits an RTT")
+    return _finish(fig, [ax])
+
+
 RUNNERS = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     "clues-occupancy": (clues_occupancy, clues_occupancy_figure),
     "clues-loss-recovery": (clues_loss_recovery, clues_loss_recovery_figure),
+    "clues-nagle": (clues_nagle, clues_nagle_figure),
 }
