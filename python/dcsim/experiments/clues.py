@@ -3,7 +3,13 @@ measured rows {metric, condition..., value} and the figures."""
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import time
+import tomllib
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -171,9 +177,156 @@ def clues_nagle_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, [ax])
 
 
+# ---- clues-sweep and clues-arrear: Figs. 20, 22-23 ---------------------------------------
+
+
+def _axis(r: list[int]) -> list[int]:
+    start, end, step = r
+    return list(range(start, end + 1, step))
+
+
+def _sweep_points(spec: dict[str, Any]) -> tuple[list[tuple[int, int, int]], int]:
+    """The §5.3.6 grid (rsplen, nrsp, rxq) after the selection criteria, and
+    the grid's size. dcsim's queue projection (documented in the experiment
+    file): a responder's data beyond its fair share of the egress queues,
+    rsplen (1 - 1/nrsp), in full frames of cells."""
+    rsplens = [x for r in spec["rsplen"] for x in _axis(r)]
+    frame = spec["frame_cells"]
+    kept = []
+    for rsplen in rsplens:
+        data = math.ceil(rsplen / spec["mss"]) * frame
+        for nrsp in _axis(spec["nrsp"]):
+            hwm = math.ceil(rsplen * (1 - 1 / nrsp) / spec["mss"]) * frame
+            for rxq in _axis(spec["rxq"]):
+                room = rxq - frame  # the buffer less one full-sized frame
+                if data <= room or hwm < room or hwm > 2 * room:
+                    continue
+                kept.append((rsplen, nrsp, rxq))
+    return kept, len(rsplens) * len(_axis(spec["nrsp"])) * len(_axis(spec["rxq"]))  # per link speed
+
+
+def _sweep_chunk(base: dict[str, Any], rate: str, arrear: bool, points: list[tuple[int, int, int]]) -> list[tuple[Any, ...]]:
+    """Run one chunk of the sweep in a worker: one transaction per point."""
+    import dcsim
+
+    out = []
+    for rsplen, nrsp, rxq in points:
+        overrides = {"topology.hosts": nrsp + 1, "topology.link_rate": rate, "switch.voq.ingress_cells": rxq,
+                     "workload[0].responders": f"1..{nrsp + 1}", "workload[0].response_size": f"{rsplen}B"}
+        if arrear:
+            overrides["tcp.arrear"] = {"clock": "1ns"}
+        r = dcsim.run(base, overrides=overrides)
+        q = r.queries.to_pylist()[0]
+        out.append((rate, arrear, rsplen, nrsp, rxq, q["completion_time"] * 1e6, q["timeouts"], r.summary["packets_dropped"]))
+    return out
+
+
+def _run_sweep(spec: dict[str, Any], folder: Path, quick: bool, arrear_runs: list[bool]) -> tuple[list[tuple[Any, ...]], int, int, float]:
+    points, grid = _sweep_points(spec)
+    kept, grid = len(points) * len(spec["rates"]), grid * len(spec["rates"])
+    if quick:
+        points = points[:: spec["quick_stride"]]
+    base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
+    base["output"] = {"queue_sample_interval": "0s"}
+    tasks = [(rate, a, points[i:i + spec["chunk"]]) for rate in spec["rates"] for a in arrear_runs for i in range(0, len(points), spec["chunk"])]
+    t0, done, results = time.time(), 0, []
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = [pool.submit(_sweep_chunk, base, rate, a, chunk) for rate, a, chunk in tasks]
+        total = sum(len(c) for _, _, c in tasks)
+        for f in futures:
+            results.extend(f.result())
+            done = len(results)
+            print(f"\r  {done}/{total} runs, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return results, kept, grid, time.time() - t0
+
+
+def _baseline_us(rsplen: int, nrsp: int, rate: str, spec: dict[str, Any]) -> float:
+    """A lossless transaction's floor: the responses' frames serialised at
+    line rate, plus a fixed round trip (Fig. 20's baseline)."""
+    bps = float(rate.removesuffix("Gbps")) * 1e9
+    frames = math.ceil(rsplen / spec["mss"]) * nrsp
+    return (rsplen * nrsp + frames * (spec["frame_overhead_bytes"])) * 8 / bps * 1e6 + spec["baseline_rtt_us"]
+
+
+def _tier_rows(results: list[tuple[Any, ...]], spec: dict[str, Any]) -> Rows:
+    """Fig. 20's stratification: how much the completion time exceeds the
+    lossless floor, in units of the 1 ms RTO floor."""
+    rows: Rows = []
+    for rate in spec["rates"]:
+        excess_ms = [(c - _baseline_us(rsplen, nrsp, rate, spec)) / 1000 for r, a, rsplen, nrsp, rxq, c, to, d in results if r == rate and not a]
+        near = [x for x in excess_ms if abs(x - round(x)) <= spec["tier_halfwidth_ms"]]
+        tiers = defaultdict(int)
+        for x in near:
+            tiers[round(x)] += 1
+        rows.append({"rate": rate, "metric": "tiered_fraction", "value": len(near) / len(excess_ms) if excess_ms else None})
+        rows.append({"rate": rate, "metric": "rto_tiers", "value": sum(1 for k, n in tiers.items() if k >= 1 and n >= 0.005 * len(excess_ms)),
+                     "tier_counts": dict(sorted(tiers.items()))})
+    return rows
+
+
+def _points_row(results: list[tuple[Any, ...]]) -> dict[str, Any]:
+    cols = ("rate", "arrear", "rsplen", "nrsp", "rxq", "completion_us", "timeouts", "drops")
+    return {"metric": "points", "value": None, "columns": {c: [r[i] for r in results] for i, c in enumerate(cols)}}
+
+
+def clues_sweep(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    results, kept, grid, wall = _run_sweep(spec, folder, quick, [False])
+    return [{"metric": "grid", "value": grid}, {"metric": "kept", "value": kept}, {"metric": "runs", "value": len(results)},
+            {"metric": "wall_s", "value": wall}] + _tier_rows(results, spec) + [_points_row(results)]
+
+
+def clues_arrear(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    results, kept, grid, wall = _run_sweep(spec, folder, quick, [False, True])
+    rows: Rows = [{"metric": "kept", "value": kept}, {"metric": "runs", "value": len(results)}, {"metric": "wall_s", "value": wall}]
+    by_point = {(r[0], r[1], r[2], r[3], r[4]): r for r in results}
+    for rate in spec["rates"]:
+        pairs = [(by_point[(rate, False, *p)], by_point[(rate, True, *p)]) for p in {(r[2], r[3], r[4]) for r in results if r[0] == rate}]
+        shorter = sum(b[5] < a[5] for a, b in pairs)
+        longer = sum(b[5] > a[5] for a, b in pairs)
+        equal = len(pairs) - shorter - longer
+        rto = [(a, b) for a, b in pairs if a[6] > 0]
+        for name, n in (("shorter", shorter), ("longer", longer), ("equal", equal)):
+            rows.append({"rate": rate, "metric": f"{name}_fraction", "value": n / len(pairs) if pairs else None, "count": n})
+        rows.append({"rate": rate, "metric": "rto_pairs_shorter_fraction", "value": sum(b[5] < a[5] for a, b in rto) / len(rto) if rto else None,
+                     "count": len(rto)})
+    return rows + [_points_row(results)]
+
+
+def _sweep_axes(rows: Rows, spec: dict[str, Any], arrear: bool | None) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    cols = next(r["columns"] for r in rows if r["metric"] == "points")
+    fig, axes = plt.subplots(1, len(spec["rates"]), figsize=(6 * len(spec["rates"]), 4.2), squeeze=False)
+    for ax, rate in zip(axes[0], spec["rates"]):
+        for flag, colour, label in ((False, "tab:blue", "1 ms clock"), (True, "tab:orange", "ARREAR")):
+            if arrear is False and flag:
+                continue
+            idx = [i for i, (r, a) in enumerate(zip(cols["rate"], cols["arrear"])) if r == rate and a == flag]
+            if not idx:
+                continue
+            total_mb = [cols["rsplen"][i] * cols["nrsp"][i] / 1e6 for i in idx]
+            ax.scatter(total_mb, [cols["completion_us"][i] / 1e3 for i in idx], s=1, alpha=0.3, color=colour, label=label)
+        ax.set(xlabel="total response length (MB)", ylabel="transaction completion time (ms)", title=f"{rate}", yscale="log")
+    return fig, axes[0]
+
+
+def clues_sweep_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    fig, axes = _sweep_axes(rows, spec, False)
+    return _finish(fig, axes)
+
+
+def clues_arrear_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    fig, axes = _sweep_axes(rows, spec, True)
+    return _finish(fig, axes)
+
+
 RUNNERS = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     "clues-occupancy": (clues_occupancy, clues_occupancy_figure),
     "clues-loss-recovery": (clues_loss_recovery, clues_loss_recovery_figure),
     "clues-nagle": (clues_nagle, clues_nagle_figure),
+    "clues-sweep": (clues_sweep, clues_sweep_figure),
+    "clues-arrear": (clues_arrear, clues_arrear_figure),
 }
