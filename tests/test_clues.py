@@ -50,5 +50,7 @@ def test_the_thesis_tcp_preset_matches_the_experiment_scenarios():
     assert preset == plain
     arrear = dcsim.run(scenario, preset="clues/FreeBSD-ARREAR", overrides={"switch.voq.ingress_cells": 198})
     one_ms = dcsim.run(scenario, preset="clues/FreeBSD", overrides={"switch.voq.ingress_cells": 198})
-    # One cell short: the tail-loss RTO, 1 ms with the tick clock, ~126 us with ARREAR.
-    assert one_ms.queries["completion_time"][0].as_py() > 1e-3 > 4 * arrear.queries["completion_time"][0].as_py()
+    # One cell short: the tail-loss RTO, 1 ms with the tick clock, ~126 us
+    # with ARREAR: the transaction more than three times faster.
+    slow, fast = (r.queries["completion_time"][0].as_py() for r in (one_ms, arrear))
+    assert slow > 1e-3 and fast < slow / 3, (slow, fast)
