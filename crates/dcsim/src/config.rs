@@ -963,6 +963,10 @@ pub struct TcpCfg {
     /// slow_start_restart_). ns-3 does not restart.
     #[serde(default = "yes")]
     pub restart_after_idle: bool,
+    /// F-RTO (RFC 5682 §2.1): detect a spurious first timeout by sending new
+    /// data, and undo its window reduction.
+    #[serde(default)]
+    pub frto: bool,
     /// ARREAR (seed 004 §6.2): timestamps carry measurement tokens and RTT
     /// samples have the resolution of the sender's own clock.
     #[serde(default)]

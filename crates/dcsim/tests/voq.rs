@@ -67,3 +67,84 @@ fn buffers_hold_their_cells() {
         assert_eq!(out.table("ports").u64("drops").iter().sum::<u64>(), 0, "a VOQ switch drops only at ingress");
     }
 }
+
+/// `responders` x `bytes` through a deep VOQ switch (no loss), with ARREAR:
+/// its microsecond RTOs fire spuriously while the queue grows (§6.3.2).
+fn deep_incast(responders: u32, bytes: u32, cells: u32, frto: bool) -> RunOutput {
+    let s = Scenario::from_toml_str(&format!(
+        r#"
+[topology]
+type = "star"
+hosts = {}
+link_rate = "10Gbps"
+link_delay = "134ns"
+[switch]
+voq = {{ ingress_cells = {cells} }}
+[tcp]
+min_rto = "0s"
+rto_formula = "bsd"
+arrear = {{ clock = "1ns" }}
+frto = {frto}
+[output]
+queue_sample_interval = "0s"
+[[workload]]
+type = "incast"
+querier = 0
+responders = "1..{}"
+query_size = "500B"
+response_size = "{bytes}B"
+"#,
+        responders + 1,
+        responders + 1
+    ))
+    .unwrap();
+    run(&s, None).unwrap()
+}
+
+#[test]
+fn frto_detects_spurious_timeouts_and_undoes_them() {
+    let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
+    let plain = deep_incast(32, 200_000, 1524, false);
+    let frto = deep_incast(32, 200_000, 1524, true);
+    assert_eq!(drops(&plain), 0, "no loss: every timeout is spurious");
+    assert!(sum(&plain, "timeouts") > 0 && sum(&plain, "retransmits") > 2 * sum(&plain, "timeouts"), "go-back-N resends whole windows");
+    // With F-RTO each spurious timeout costs one retransmission and is undone.
+    assert_eq!(sum(&frto, "spurious_timeouts"), sum(&frto, "timeouts"));
+    assert_eq!(sum(&frto, "retransmits"), sum(&frto, "timeouts"));
+    let done = |out: &RunOutput| out.table("queries").f64("completion_time")[0];
+    assert!(done(&frto) < done(&plain));
+}
+
+#[test]
+fn frto_leaves_a_genuine_tail_loss_timeout_alone() {
+    let s = |frto: bool| {
+        let text = format!(
+            r#"
+[topology]
+type = "star"
+hosts = 3
+link_rate = "10Gbps"
+link_delay = "134ns"
+[switch]
+voq = {{ ingress_cells = 198 }}
+[tcp]
+min_rto = "0s"
+rto_formula = "bsd"
+frto = {frto}
+[output]
+queue_sample_interval = "0s"
+[[workload]]
+type = "incast"
+querier = 0
+responders = [1, 2]
+query_size = "500B"
+response_size = "100KB"
+"#
+        );
+        run(&Scenario::from_toml_str(&text).unwrap(), None).unwrap()
+    };
+    let (plain, frto) = (s(false), s(true));
+    assert_eq!(timeouts(&frto), 1);
+    assert_eq!(frto.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
+    assert_eq!(plain.table("queries").f64("completion_time"), frto.table("queries").f64("completion_time"));
+}

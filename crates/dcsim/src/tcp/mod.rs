@@ -57,6 +57,7 @@ pub struct TcpParams {
     pub nagle: bool,
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
+    pub frto: bool,
     pub arrear: Option<ArrearParams>,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
@@ -99,6 +100,7 @@ impl TcpParams {
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
+            frto: t.frto,
             arrear: t.arrear.map(|a| ArrearParams { clock: a.clock.0, msl: a.msl.0 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
@@ -200,6 +202,8 @@ pub struct TcpStats {
     /// retransmission by the peer, detected omnisciently at the receiver).
     pub duplicate_segments_received: u64,
     pub ce_received: u64,
+    /// Timeouts F-RTO found spurious and undid (RFC 5682).
+    pub spurious_timeouts: u64,
 }
 
 impl TcpStats {
@@ -214,6 +218,7 @@ impl TcpStats {
             ecn_reductions: self.ecn_reductions - earlier.ecn_reductions,
             duplicate_segments_received: self.duplicate_segments_received - earlier.duplicate_segments_received,
             ce_received: self.ce_received - earlier.ce_received,
+            spurious_timeouts: self.spurious_timeouts - earlier.spurious_timeouts,
         }
     }
 }
@@ -262,6 +267,17 @@ impl TcpOut {
     }
 }
 
+/// F-RTO (RFC 5682 §2.1) after a first timeout: the window before it, kept
+/// to undo the timeout's reduction if it proves spurious.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frto {
+    Off,
+    /// Step 2: waiting for the first ACK after the retransmission.
+    First { recover: u64, cwnd: u64, ssthresh: u64 },
+    /// Step 3: two new segments went out; the next ACK decides.
+    Second { cwnd: u64, ssthresh: u64 },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Recovery {
     Open,
@@ -305,6 +321,7 @@ pub struct Endpoint {
     pub cc: Cc,
     dupacks: u32,
     recovery: Recovery,
+    frto: Frto,
     scoreboard: RangeSet,
     high_rxt: u64,
     /// Retransmissions of this recovery: (start, end, snd_max when sent).
@@ -396,6 +413,7 @@ impl Endpoint {
             },
             dupacks: 0,
             recovery: Recovery::Open,
+            frto: Frto::Off,
             scoreboard: RangeSet::default(),
             high_rxt: 0,
             rexmits: Vec::new(),
@@ -640,6 +658,13 @@ impl Endpoint {
         if self.snd_una >= self.snd_max && !stalled {
             return;
         }
+        // RFC 5682 §2.1 step 1: a first timeout (not a repeated one) may
+        // prove spurious; keep the window to undo its reduction.
+        self.frto = if p.frto && self.rtt.backoff == 1 {
+            Frto::First { recover: self.snd_max, cwnd: self.cc.cwnd, ssthresh: self.cc.ssthresh }
+        } else {
+            Frto::Off
+        };
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
         let flight = self.flight_in_network();
         self.cc.on_timeout(self.halving_basis(p, flight), self.mss as u64);
@@ -993,6 +1018,9 @@ impl Endpoint {
                 }
             }
         }
+        if self.frto != Frto::Off {
+            self.frto_ack(ack > snd_una_before, mss);
+        }
         // ECN-Echo: reduce at most once per window, not during loss recovery.
         if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size()), mss) {
             self.stats.ecn_reductions += 1;
@@ -1194,6 +1222,38 @@ impl Endpoint {
                 self.send_pure_ack(now, p, out);
             }
         }
+    }
+
+    /// F-RTO steps 2 and 3 (RFC 5682 §2.1) on an ACK that did (`advanced`)
+    /// or did not acknowledge new data. The response to a spurious timeout
+    /// restores the window from before it (FreeBSD's undo, RFC 4015's aim).
+    fn frto_ack(&mut self, advanced: bool, mss: u64) {
+        self.frto = match self.frto {
+            // Step 2b: the retransmission's ACK (or an original's) left data
+            // outstanding: send up to two new segments instead of going back N.
+            Frto::First { recover, cwnd, ssthresh } if advanced && self.snd_una < recover && self.app_end > self.snd_max => {
+                self.snd_nxt = self.snd_max;
+                self.cc.cwnd = self.flight_size() + 2 * mss;
+                Frto::Second { cwnd, ssthresh }
+            }
+            // Step 3b: new data acknowledged again: the timeout was spurious.
+            Frto::Second { cwnd, ssthresh } if advanced => {
+                self.stats.spurious_timeouts += 1;
+                self.cc.cwnd = cwnd;
+                self.cc.ssthresh = ssthresh;
+                Frto::Off
+            }
+            // Step 3a: a duplicate ACK: the timeout was genuine. Go back N
+            // in slow start from at most three segments.
+            Frto::Second { .. } => {
+                self.cc.cwnd = self.cc.cwnd.min(3 * mss);
+                self.snd_nxt = self.snd_una;
+                Frto::Off
+            }
+            // Step 2a: conventional recovery (a duplicate ACK, all data
+            // acknowledged, or no new data to send).
+            _ => Frto::Off,
+        };
     }
 
     /// tcp.cwnd_validation (Linux's tcp_is_cwnd_limited): in slow start,

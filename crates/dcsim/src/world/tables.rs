@@ -12,6 +12,7 @@ impl World<'_> {
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut retx, mut fast, mut tos, mut spur, mut ecnr, mut conn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::with_capacity(n));
         let mut dscp = Vec::with_capacity(n);
+        let mut undone = Vec::with_capacity(n);
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -39,6 +40,7 @@ impl World<'_> {
             fast.push(s.fast_retransmits);
             tos.push(s.timeouts);
             ecnr.push(s.ecn_reductions);
+            undone.push(s.spurious_timeouts);
             spur.push(r.duplicate_segments_received);
             let ideal_t = f.size.and_then(|b| {
                 let query = match self.conn_app.get(f.conn as usize) {
@@ -94,6 +96,7 @@ impl World<'_> {
             .col("timeouts", Col::U64(tos))
             .col("spurious_retransmits", Col::U64(spur))
             .col("ecn_reductions", Col::U64(ecnr))
+            .col("spurious_timeouts", Col::U64(undone))
     }
 
     /// Bytes of an unfinished response received so far (responses on one
