@@ -120,12 +120,14 @@ def clues_occupancy(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
     return _run_jobs(jobs, _measure_transaction, spec)
 
 
-def _plot_occupancy(ax: Any, rows: Rows, key: str, label: Any) -> None:
-    for r in rows:
-        if r["metric"] == "occupancy" and key in r:
-            done = next(x["value"] for x in rows if x["metric"] == "completion_us" and all(x.get(k) == r.get(k) for k in ("figure", "rate", "responders", "cells", "nagle")))
-            (line,) = ax.plot([t * 1e6 for t, _ in r["series"]], [c for _, c in r["series"]], lw=1, label=label(r))
-            ax.plot([done], [0], marker="o", color=line.get_color())  # the thesis' "lollipop": completion
+def _plot_occupancy(ax: Any, rows: Rows, label: Any) -> None:
+    """Each run's aggregate VOQ occupancy, with its completion time marked
+    on the axis (the thesis' "lollipops")."""
+    for r in (r for r in rows if r["metric"] == "occupancy"):
+        condition = {k: v for k, v in r.items() if k not in ("metric", "value", "series")}
+        done = next(x["value"] for x in rows if x["metric"] == "completion_us" and all(x.get(k) == v for k, v in condition.items()))
+        (line,) = ax.plot([t * 1e6 for t, _ in r["series"]], [c for _, c in r["series"]], lw=1, label=label(r))
+        ax.plot([done], [0], marker="o", color=line.get_color())
 
 
 def clues_occupancy_figure(rows: Rows, spec: dict[str, Any]) -> Any:
@@ -133,8 +135,8 @@ def clues_occupancy_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 
     plt = _mpl()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-    _plot_occupancy(axes[0], [r for r in rows if r["figure"] == "11"], "series", lambda r: r["rate"])
-    _plot_occupancy(axes[1], [r for r in rows if r["figure"] == "12"], "series", lambda r: f"nrsp = {r['responders']}")
+    _plot_occupancy(axes[0], [r for r in rows if r["figure"] == "11"], lambda r: r["rate"])
+    _plot_occupancy(axes[1], [r for r in rows if r["figure"] == "12"], lambda r: f"nrsp = {r['responders']}")
     axes[0].set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 11: 2 responders, 200 kB", xscale="log")
     axes[1].set(xlabel="time since the query (us)", title="Fig. 12: 10 Gb/s, 200 kB split over nrsp")
     return _finish(fig, axes)
@@ -151,7 +153,7 @@ def clues_loss_recovery_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(7, 4))
-    _plot_occupancy(ax, rows, "series", lambda r: f"rxq = {r['cells']}")
+    _plot_occupancy(ax, rows, lambda r: f"rxq = {r['cells']}")
     ax.set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 13", xscale="log")
     return _finish(fig, [ax])
 
@@ -172,7 +174,7 @@ def clues_nagle_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(7, 4))
-    _plot_occupancy(ax, rows, "series", lambda r: f"nagle = {int(r['nagle'])}")
+    _plot_occupancy(ax, rows, lambda r: f"nagle = {int(r['nagle'])}")
     ax.set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 19: the remainder waits an RTT")
     return _finish(fig, [ax])
 
