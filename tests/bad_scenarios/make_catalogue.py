@@ -94,6 +94,7 @@ cases = {
  "voq_with_scheduler": BASE + '\n[switch]\nvoq = { ingress_cells = 199 }\nscheduler = { type = "dwrr", quanta = ["1500B"] }\n',
  "voq_unknown_admission": BASE + '\n[switch]\nvoq = { ingress_cells = 199, admission = "magic" }\n',
  "arrear_without_timestamps": BASE + '\n[tcp]\ntimestamps = false\narrear = { clock = "1ns" }\n',
+ "arrear_clock_unknown": BASE + '\n[tcp]\narrear = { clock = "fast" }\n',
  "tsq_zero": BASE + '\n[host]\ntsq = "0B"\n',
  "mtu_too_small": BASE + '\n[link]\nmtu = 100\n',
  "mtu_too_large": BASE + '\n[link]\nmtu = 65000\n',

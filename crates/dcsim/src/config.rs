@@ -6,7 +6,7 @@
 //! checks everything that would make a run meaningless *before* anything
 //! runs. Every error names the key path, the bad value and what is allowed.
 
-use crate::units::{Bytes, DurV, FlowSize, QSize, RateV};
+use crate::units::{Bytes, Clock, DurV, FlowSize, QSize, RateV};
 use dcsim_engine::Dur;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -359,16 +359,17 @@ impl Default for SwitchCfg {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArrearCfg {
-    /// Resolution of the sender's clock (the thesis: 1 ns, ns-3's scheduler).
+    /// Resolution of the sender's clock: a duration, or "sbintime" (2^-32 s,
+    /// where the thesis' FreeBSD implementation keeps its clock reads).
     #[serde(default = "default_arrear_clock")]
-    pub clock: DurV,
+    pub clock: Clock,
     /// TSval tokens must not wrap within this MSL (net.inet.tcp.msl, 30 s).
     #[serde(default = "default_msl")]
     pub msl: DurV,
 }
 
-fn default_arrear_clock() -> DurV {
-    DurV(Dur::from_ns(1))
+fn default_arrear_clock() -> Clock {
+    Clock::every(Dur::from_ns(1))
 }
 fn default_msl() -> DurV {
     DurV(Dur::from_secs(30))
@@ -1697,7 +1698,7 @@ impl Scenario {
             if !self.tcp.timestamps {
                 return Err(err("tcp.arrear", "ARREAR carries its tokens in the timestamp option: it needs tcp.timestamps = true"));
             }
-            if a.clock.0 == Dur::ZERO {
+            if a.clock.resolution() == Dur::ZERO {
                 return Err(err("tcp.arrear.clock", "the clock resolution must be at least 1ps"));
             }
             if a.msl.0 == Dur::ZERO {

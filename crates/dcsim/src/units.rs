@@ -274,6 +274,54 @@ string_serde!(DurV, |s| parse_dur(s).map(DurV), |d| dur_string(d.0), "a duration
 string_serde!(Bytes, |s| parse_bytes(s).map(Bytes), |b| b.to_string(), "a size with a unit, like \"64KiB\" (units: B, KB, KiB, MB, MiB, GB, GiB)");
 string_serde!(QSize, QSize::parse, |q| q.to_string(), "a queue size in packets or bytes, like \"100pkt\" or \"150KB\"");
 string_serde!(FlowSize, FlowSize::parse, |q| q.to_string(), "a flow size with a unit, like \"64KB\", or \"inf\"");
+string_serde!(Clock, Clock::parse, |c| c.to_string(), "a clock resolution, like \"1ns\", or \"sbintime\"");
+
+/// A clock that ticks every `num / den` picoseconds: a whole number of
+/// picoseconds, or FreeBSD's sbintime (32.32 fixed-point seconds, a tick of
+/// 2^-32 s ≈ 232.8 ps), in which seed 004's ARREAR stores its clock reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    num: u64,
+    den: u64,
+}
+
+impl Clock {
+    pub const SBINTIME: Clock = Clock { num: 1_000_000_000_000, den: 1 << 32 };
+
+    pub fn every(period: Dur) -> Clock {
+        Clock { num: period.ps(), den: 1 }
+    }
+    fn parse(s: &str) -> Result<Clock, String> {
+        if s == "sbintime" {
+            return Ok(Clock::SBINTIME);
+        }
+        parse_dur(s).map(Clock::every).map_err(|e| format!("{e}, or \"sbintime\" (2^-32 s)"))
+    }
+    /// Ticks since time zero at `ps` picoseconds.
+    #[inline]
+    pub fn ticks(&self, ps: u64) -> u64 {
+        (ps as u128 * self.den as u128 / self.num as u128) as u64
+    }
+    /// The length of `ticks` ticks, rounded down to the picosecond.
+    #[inline]
+    pub fn span(&self, ticks: u64) -> Dur {
+        Dur((ticks as u128 * self.num as u128 / self.den as u128) as u64)
+    }
+    /// One tick, rounded up to the picosecond (the RTO's granularity term).
+    pub fn resolution(&self) -> Dur {
+        Dur(self.num.div_ceil(self.den))
+    }
+}
+
+impl fmt::Display for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Clock::SBINTIME {
+            f.write_str("sbintime")
+        } else {
+            f.write_str(&dur_string(self.span(1)))
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -293,6 +341,19 @@ mod tests {
         assert_eq!(QSize::parse("100pkt").unwrap(), QSize::Packets(100));
         assert_eq!(QSize::parse("150KB").unwrap(), QSize::Bytes(150_000));
         assert_eq!(FlowSize::parse("inf").unwrap(), FlowSize::Infinite);
+    }
+
+    #[test]
+    fn sbintime_ticks_every_2_to_the_minus_32_seconds() {
+        let c = Clock::parse("sbintime").unwrap();
+        assert_eq!(c.ticks(1_000_000_000_000), 1 << 32);
+        assert_eq!(c.resolution(), Dur(233));
+        assert_eq!(c.span(1 << 32), Dur(1_000_000_000_000));
+        assert_eq!(c.span(4295), Dur(1_000_007)); // 4295 x 232.83 ps, floored
+        assert_eq!(c.to_string(), "sbintime");
+        let ns = Clock::parse("1ns").unwrap();
+        assert_eq!((ns.ticks(2_999), ns.span(3), ns.resolution()), (2, Dur(3000), Dur(1000)));
+        assert!(Clock::parse("1.5ps").is_err());
     }
 
     #[test]

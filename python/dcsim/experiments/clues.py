@@ -324,6 +324,69 @@ def clues_arrear_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
+# ---- clues-latency: Figs. 26-28, Table 5 --------------------------------------------------
+
+
+def _srtt_box(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """The responders' SRTT after every ACK plus their handshake samples
+    (each responder's smallest sample): a box of five numbers, in ns."""
+    flows = r.flows.to_pylist()
+    mins = [f["min_rtt"] * 1e9 for f in flows]
+    t = r.tcp_trace
+    srtt = sorted(mins + [s * 1e9 for s, side in zip(t["srtt"].to_pylist(), t["side"].to_pylist()) if side == 1])
+    box = {"min": srtt[0], "q1": _quantile(srtt, 0.25), "median": _quantile(srtt, 0.5), "q3": _quantile(srtt, 0.75), "max": srtt[-1]}
+    return [
+        {"metric": "min_rtt_ns", "value": min(mins)},
+        # How far the handshake's sample sits below the bulk: (q1 - min) / q1.
+        {"metric": "min_gap_fraction", "value": (box["q1"] - box["min"]) / box["q1"]},
+        {"metric": "drops", "value": sum(r.ports["ingress_drops"].to_pylist())},
+        {"metric": "srtt_ns", "value": None, "box": box},
+    ]
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    i = q * (len(xs) - 1)
+    lo = int(i)
+    return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (i - lo)
+
+
+def clues_latency(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    q = "quick_" if quick else ""
+    scenario = str(folder / spec["scenario"])
+    jobs = []
+    for d in spec["distances_m"]:
+        for fwd in spec[q + "forwarding"] if q + "forwarding" in spec else spec["forwarding"]:
+            for medium in spec[q + "media_ns_per_m"] if q + "media_ns_per_m" in spec else spec["media_ns_per_m"]:
+                for rate in spec["rates"]:
+                    delay_ps = round(d * medium * 1000)
+                    condition = {"distance_m": d, "forwarding": fwd, "medium": medium, "rate": rate}
+                    jobs.append((condition, scenario, None, {"topology.link_rate": rate, "topology.link_delay": f"{delay_ps}ps",
+                                                             "switch.voq.backplane_latency": fwd}))
+    return _run_jobs(jobs, _srtt_box, spec)
+
+
+def clues_latency_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    distances, rates = spec["distances_m"], spec["rates"]
+    fig, axes = plt.subplots(len(distances), len(rates), figsize=(4.5 * len(rates), 3.2 * len(distances)), squeeze=False)
+    boxes = [r for r in rows if r["metric"] == "srtt_ns"]
+    for i, d in enumerate(distances):
+        for j, rate in enumerate(rates):
+            ax = axes[i][j]
+            here = [r for r in boxes if r["distance_m"] == d and r["rate"] == rate]
+            stats = [{"label": f"{r['forwarding']}\n{r['medium']}", "whislo": r["box"]["min"], "q1": r["box"]["q1"], "med": r["box"]["median"],
+                      "q3": r["box"]["q3"], "whishi": r["box"]["max"], "fliers": []} for r in here]
+            if stats:
+                ax.bxp(stats, showfliers=False)
+            ax.set(yscale="log", title=f"Fig. {26 + i}: {d:g} m, {rate}", ylabel="SRTT (ns)" if j == 0 else None)
+            ax.tick_params(axis="x", labelsize=6, rotation=90)
+            ax.plot([], [], " ", label="forwarding / ns per m")
+    return _finish(fig, axes.flat)
+
+
 RUNNERS = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     "clues-occupancy": (clues_occupancy, clues_occupancy_figure),
@@ -331,4 +394,5 @@ RUNNERS = {
     "clues-nagle": (clues_nagle, clues_nagle_figure),
     "clues-sweep": (clues_sweep, clues_sweep_figure),
     "clues-arrear": (clues_arrear, clues_arrear_figure),
+    "clues-latency": (clues_latency, clues_latency_figure),
 }

@@ -83,7 +83,7 @@ impl TcpParams {
             initial_cwnd: t.initial_cwnd,
             rtt: RttParams {
                 // With ARREAR, samples come from its clock.
-                granularity: t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.0),
+                granularity: t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
                 min_rto: t.min_rto.0,
                 max_rto: t.max_rto.0,
                 initial_rto: t.initial_rto.0,
@@ -101,7 +101,7 @@ impl TcpParams {
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
             frto: t.frto,
-            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock.0, msl: a.msl.0 }),
+            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,

@@ -7,6 +7,7 @@
 //! therefore measures as exactly G, the "RTT floor" of seed 004 §5.3.4.
 
 use crate::config::RtoFormula;
+use crate::units::Clock;
 use dcsim_engine::{Dur, SimTime};
 
 #[derive(Clone, Copy, Debug)]
@@ -41,16 +42,20 @@ pub struct RttEstimator {
     pub backoff: u32,
     /// Most recent raw sample.
     pub latest: Dur,
+    /// Smallest sample so far (the path's intrinsic RTT as this sender sees
+    /// it: seed 004 Table 5's "minimum path latency").
+    pub min: Dur,
 }
 
 impl RttEstimator {
     pub fn new() -> Self {
-        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO }
+        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO, min: Dur::MAX }
     }
 
     /// RFC 6298 (2.2) and (2.3), alpha = 1/8, beta = 1/4, in integer picoseconds.
     pub fn sample(&mut self, r: Dur) {
         self.latest = r;
+        self.min = self.min.min(r);
         if !self.has_sample {
             self.srtt = r;
             self.rttvar = Dur(r.ps() / 2);
@@ -92,8 +97,8 @@ impl RttEstimator {
 /// coalesced ACKs); a TSecr below the oldest entry is not a measurement.
 #[derive(Clone, Copy, Debug)]
 pub struct ArrearParams {
-    /// Resolution of the clock the sender reads (the thesis: 1 ns).
-    pub clock: Dur,
+    /// The clock the sender reads (the thesis: 1 ns, stored as sbintime).
+    pub clock: Clock,
     /// Tokens must not wrap within this maximum segment lifetime.
     pub msl: Dur,
 }
@@ -102,7 +107,8 @@ pub struct ArrearParams {
 pub struct Arrear {
     /// The last token issued (TSval of segments that are not measured).
     pub token: u32,
-    pending: std::collections::VecDeque<(u32, SimTime)>,
+    /// (token, clock read in ticks) of measurements in flight.
+    pending: std::collections::VecDeque<(u32, u64)>,
     /// Token rate limit: the current review window (about one RTT) and the
     /// tokens used in it.
     window_start: SimTime,
@@ -110,8 +116,8 @@ pub struct Arrear {
 }
 
 impl Arrear {
-    fn read(now: SimTime, p: &ArrearParams) -> SimTime {
-        SimTime(now.ps() / p.clock.ps() * p.clock.ps())
+    fn read(now: SimTime, p: &ArrearParams) -> u64 {
+        p.clock.ticks(now.ps())
     }
 
     /// The TSval of an outgoing segment. A `candidate` (one expected to
@@ -147,7 +153,7 @@ impl Arrear {
             }
             self.pending.pop_front();
             if ahead == 0 {
-                return Some(Self::read(now, p).since(at).max(p.clock));
+                return Some(p.clock.span((Self::read(now, p) - at).max(1)));
             }
         }
         None
@@ -214,7 +220,7 @@ mod tests {
     }
 
     fn arrear() -> ArrearParams {
-        ArrearParams { clock: Dur::from_ns(1), msl: Dur::from_secs(30) }
+        ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_secs(30) }
     }
 
     #[test]
@@ -236,9 +242,19 @@ mod tests {
     }
 
     #[test]
+    fn arrear_on_sbintime_measures_within_one_2_to_the_minus_32_s_tick() {
+        let p = ArrearParams { clock: Clock::SBINTIME, msl: Dur::from_secs(30) };
+        let mut a = Arrear::default();
+        let t0 = SimTime(1_000_000_000);
+        a.stamp(t0, true, Dur::ZERO, &p);
+        let r = a.pair(SimTime(t0.ps() + 22_820), 1, &p).unwrap(); // a 22.82 ns path
+        assert!(r <= Dur(22_820) && r > Dur(22_820 - 233), "{r:?}");
+    }
+
+    #[test]
     fn arrear_limits_tokens_to_2_32_per_msl() {
         // With an MSL of 2^32 us, one token per microsecond at most.
-        let p = ArrearParams { clock: Dur::from_ns(1), msl: Dur::from_us(1 << 32) };
+        let p = ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_us(1 << 32) };
         let mut a = Arrear::default();
         let srtt = Dur::from_us(10);
         let mut t = SimTime(0);

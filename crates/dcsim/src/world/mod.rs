@@ -134,6 +134,8 @@ struct FlowRec {
     new_connection: bool,
     /// DSCP of the sender's packets.
     dscp: u8,
+    /// The sender's (smallest RTT sample, SRTT) when the flow ended.
+    sender_rtt: Option<(Dur, Dur)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -374,6 +376,7 @@ impl<'a> World<'a> {
             receiver_at_start: TcpStats::default(),
             new_connection: true,
             dscp,
+            sender_rtt: None,
         });
         id
     }
@@ -937,7 +940,10 @@ impl<'a> World<'a> {
         let fr = &self.flows[f];
         let (sender, receiver) = fr.endpoints();
         let (s, r) = (self.eps[sender as usize].stats.since(&fr.sender_at_start), self.eps[receiver as usize].stats.since(&fr.receiver_at_start));
+        let rtt = &self.eps[sender as usize].rtt;
+        let sender_rtt = rtt.has_sample.then_some((rtt.min, rtt.srtt));
         let fr = &mut self.flows[f];
+        fr.sender_rtt = sender_rtt;
         fr.received = bytes;
         fr.end = Some(now);
         fr.sender_at_start = s;

@@ -140,6 +140,7 @@ impl World<'_> {
             receiver_at_start: self.eps[(conn * 2) as usize].stats,
             new_connection: new_conn,
             dscp: 0,
+            sender_rtt: None,
         });
         let a = &mut self.requests[app as usize];
         let st = &mut a.slots[slot as usize];

@@ -110,6 +110,7 @@ impl World<'_> {
                 receiver_at_start,
                 new_connection: false,
                 dscp: 0,
+                sender_rtt: None,
             });
             self.eps[(conn * 2) as usize].write(query, false);
             self.out.clear();

@@ -13,6 +13,7 @@ impl World<'_> {
         let (mut retx, mut fast, mut tos, mut spur, mut ecnr, mut conn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::with_capacity(n));
         let mut dscp = Vec::with_capacity(n);
         let mut undone = Vec::with_capacity(n);
+        let (mut min_rtt, mut srtt) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -42,6 +43,14 @@ impl World<'_> {
             ecnr.push(s.ecn_reductions);
             undone.push(s.spurious_timeouts);
             spur.push(r.duplicate_segments_received);
+            let rtt = if f.end.is_some() || f.conn == u32::MAX {
+                f.sender_rtt
+            } else {
+                let e = &self.eps[f.endpoints().0 as usize].rtt;
+                e.has_sample.then_some((e.min, e.srtt))
+            };
+            min_rtt.push(rtt.map_or(f64::NAN, |r| r.0.as_secs_f64()));
+            srtt.push(rtt.map_or(f64::NAN, |r| r.1.as_secs_f64()));
             let ideal_t = f.size.and_then(|b| {
                 let query = match self.conn_app.get(f.conn as usize) {
                     Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
@@ -97,6 +106,8 @@ impl World<'_> {
             .col("spurious_retransmits", Col::U64(spur))
             .col("ecn_reductions", Col::U64(ecnr))
             .col("spurious_timeouts", Col::U64(undone))
+            .col("min_rtt", Col::F64(min_rtt))
+            .col("srtt", Col::F64(srtt))
     }
 
     /// Bytes of an unfinished response received so far (responses on one
