@@ -138,6 +138,32 @@ def throughput_over_time(result: Any, bin_seconds: float = 1e-3) -> Any:
     return fig
 
 
+def sequence_diagram(segments: list[dict[str, Any]], sender: str, ax: Any = None, t0: float | None = None) -> Any:
+    """tcptrace-style sequence diagram of one data sender ("10.0.0.2:5001")
+    from `dcsim.analysis.tcp_segments`: its data segments (sequence number
+    of the last byte, relative to its SYN) and the cumulative ACKs coming
+    back, against time in us; retransmissions are marked in red."""
+    if ax is None:
+        ax = _mpl().subplots(figsize=(7, 4))[1]
+    isn = next(s["seq"] for s in segments if s["src"] == sender and s["flags"] & 0x02)
+    t0 = segments[0]["time"] if t0 is None else t0
+    rel = lambda n: (n - isn) % 2**32
+    data, acks, rexmit, highest = [], [], [], 0
+    for s in segments:
+        t = (s["time"] - t0) * 1e6
+        if s["src"] == sender and s["payload"]:
+            end = rel(s["seq"]) + s["payload"]
+            (rexmit if end <= highest else data).append((t, end))
+            highest = max(highest, end)
+        elif s["dst"] == sender and s["flags"] & 0x10:
+            acks.append((t, rel(s["ack"])))
+    ax.plot(*zip(*data), "|", ms=6, color="C0", label=f"data from {sender}") if data else None
+    ax.step(*zip(*acks), where="post", lw=0.8, color="C1", label="ACK") if acks else None
+    ax.plot(*zip(*rexmit), "x", color="C3", label="retransmission") if rexmit else None
+    ax.set(xlabel="time (us)", ylabel="relative sequence number")
+    return ax
+
+
 def save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     fmt = path.suffix.lstrip(".") or "png"

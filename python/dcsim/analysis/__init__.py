@@ -1,6 +1,6 @@
 """Analysis of run results: FCT and slowdown by size bucket, query completion
-percentiles and deadlines, per-flow goodput and Jain's fairness index, and
-loss cycles (time between window reductions).
+percentiles and deadlines, per-flow goodput and Jain's fairness index, loss
+cycles (time between window reductions), and the TCP segments of a pcap.
 
 Percentiles are nearest-rank: the p-th percentile of n sorted values is the
 value at rank ceil(p/100 * n) (PIAS's result.py and ns3-ecn-sharp's
@@ -11,6 +11,7 @@ All functions take pyarrow tables (or a `Result`) and return plain Python.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
@@ -135,3 +136,30 @@ def loss_cycles(result: Any) -> list[dict[str, Any]]:
     for (conn, side), c in sorted(cycles.items()):
         rows.append({"conn": conn, "side": side, "cycles": len(c), "mean_cycle": sum(c) / len(c), "p50_cycle": percentile(sorted(c), 50)})
     return rows
+
+
+def tcp_segments(pcap: bytes) -> list[dict[str, Any]]:
+    """The TCP/IPv4 segments of a pcap capture (``Result.pcaps[name]``, or a
+    file's bytes), in capture order: time (s), src and dst ("10.0.0.2:5001"),
+    seq, ack, payload length, flags (the TCP flag byte) and the frame's length.
+    For sequence diagrams such as seed 004's Figs. 14, 15 and 25."""
+    magic = struct.unpack_from("<I", pcap)[0]
+    if magic not in (0xA1B23C4D, 0xA1B2C3D4):
+        raise ValueError(f"not a little-endian pcap file (magic {magic:#x})")
+    frac = 1e-9 if magic == 0xA1B23C4D else 1e-6
+    out, off = [], 24
+    while off + 16 <= len(pcap):
+        sec, sub, incl, orig = struct.unpack_from("<IIII", pcap, off)
+        frame = pcap[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+            continue  # not TCP over IPv4
+        ihl = (frame[14] & 0x0F) * 4
+        ip_len = struct.unpack_from(">H", frame, 16)[0]
+        tcp = 14 + ihl
+        sport, dport, seq, ack = struct.unpack_from(">HHII", frame, tcp)
+        doff = (frame[tcp + 12] >> 4) * 4
+        addr = lambda o, port: ".".join(str(b) for b in frame[o : o + 4]) + f":{port}"
+        out.append({"time": sec + sub * frac, "src": addr(26, sport), "dst": addr(30, dport), "seq": seq, "ack": ack,
+                    "payload": ip_len - ihl - doff, "flags": frame[tcp + 13], "frame_bytes": orig})
+    return out

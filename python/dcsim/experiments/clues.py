@@ -144,18 +144,43 @@ def clues_occupancy_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 
 def clues_loss_recovery(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
     scenario = str(folder / spec["scenario"])
-    jobs = [_transaction({"cells": c}, scenario, "10Gbps", 2, c) for c in spec["cells"]]
-    return _run_jobs(jobs, _measure_transaction, spec)
+    jobs = []
+    for c in spec["cells"]:
+        condition, sc, preset, overrides = _transaction({"cells": c}, scenario, "10Gbps", 2, c)
+        # Captures at the switch ports facing the two responders (ports 3 and
+        # 5 of the star: each host's NIC, then the switch port facing it).
+        jobs.append((condition, sc, preset, overrides | {"output.pcap": [{"port": 2 * h + 1, "name": f"responder{h}"} for h in (1, 2)]}))
+    return _run_jobs(jobs, _measure_with_sequence, spec)
+
+
+def _measure_with_sequence(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """The transaction's rows and the segments of the responder that
+    retransmitted most, as captured at its switch port (Figs. 14-15)."""
+    from ..analysis import tcp_segments
+
+    flow = max(r.flows.to_pylist(), key=lambda f: f["retransmits"])
+    h = flow["src"]
+    port = next(p for p in r.ports.to_pylist() if p["port"] == 2 * h + 1)
+    assert port["node_kind"] == "switch" and port["peer"] == h, port
+    segments = tcp_segments(r.pcaps[f"responder{h}"])
+    return _measure_transaction(r, condition, spec) + [
+        {"metric": "sequence", "value": None, "sender": f"10.0.0.{h + 1}:5001", "segments": segments, "t0": r.queries["start"].to_pylist()[0]}
+    ]
 
 
 def clues_loss_recovery_figure(rows: Rows, spec: dict[str, Any]) -> Any:
-    from ..plot import _mpl
+    from ..plot import _mpl, sequence_diagram
 
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(7, 4))
-    _plot_occupancy(ax, rows, lambda r: f"rxq = {r['cells']}")
-    ax.set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 13", xscale="log")
-    return _finish(fig, [ax])
+    sequences = [r for r in rows if r["metric"] == "sequence" and r["cells"] in (198, 179)]
+    fig, axes = plt.subplots(1, 1 + len(sequences), figsize=(6 * (1 + len(sequences)), 4), squeeze=False)
+    _plot_occupancy(axes[0][0], rows, lambda r: f"rxq = {r['cells']}")
+    axes[0][0].set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 13", xscale="log")
+    for ax, r in zip(axes[0][1:], sequences):
+        sequence_diagram(r["segments"], r["sender"], ax=ax, t0=r["t0"])
+        figure = "14: tail loss, RTO" if r["cells"] == 198 else "15: SACK fast recovery"
+        ax.set(title=f"Fig. {figure} (rxq = {r['cells']}, at the responder's switch port)", xlabel="time since the query (us)")
+    return _finish(fig, axes.flat)
 
 
 def clues_nagle(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
