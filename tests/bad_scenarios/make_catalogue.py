@@ -95,6 +95,7 @@ cases = {
  "voq_unknown_admission": BASE + '\n[switch]\nvoq = { ingress_cells = 199, admission = "magic" }\n',
  "arrear_without_timestamps": BASE + '\n[tcp]\ntimestamps = false\narrear = { clock = "1ns" }\n',
  "arrear_clock_unknown": BASE + '\n[tcp]\narrear = { clock = "fast" }\n',
+ "arrear_syn_data_too_large": BASE + '\n[tcp]\narrear = { syn_data = "1500B" }\n',
  "tsq_zero": BASE + '\n[host]\ntsq = "0B"\n',
  "mtu_too_small": BASE + '\n[link]\nmtu = 100\n',
  "mtu_too_large": BASE + '\n[link]\nmtu = 65000\n',

@@ -366,6 +366,11 @@ pub struct ArrearCfg {
     /// TSval tokens must not wrap within this MSL (net.inet.tcp.msl, 30 s).
     #[serde(default = "default_msl")]
     pub msl: DurV,
+    /// §6.3.3's proof of concept: this many junk bytes ride on the SYN (and
+    /// SYN-ACK), outside the sequence space; the receiver drops them. The
+    /// handshake's RTT sample then includes a full frame's serialisation.
+    #[serde(default)]
+    pub syn_data: Bytes,
 }
 
 fn default_arrear_clock() -> Clock {
@@ -1703,6 +1708,11 @@ impl Scenario {
             }
             if a.msl.0 == Dur::ZERO {
                 return Err(err("tcp.arrear.msl", "the MSL must be greater than zero"));
+            }
+            // A SYN has 40 B of IP and TCP headers and 20 B of options.
+            let room = (self.link.mtu as u64).saturating_sub(60);
+            if a.syn_data.0 > room {
+                return Err(err("tcp.arrear.syn_data", format!("{} B does not fit in a SYN: at most {room} B with link.mtu = {}", a.syn_data.0, self.link.mtu)));
             }
         }
         if self.host.tsq.is_some_and(|b| b.0 == 0) {

@@ -114,7 +114,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 }
 
 /// A byte count written with a unit ("1448B", "64KiB").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Bytes(pub u64);
 
 /// A queue capacity or threshold: packets or bytes.

@@ -148,3 +148,48 @@ response_size = "100KB"
     assert_eq!(frto.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
     assert_eq!(plain.table("queries").f64("completion_time"), frto.table("queries").f64("completion_time"));
 }
+
+/// Seed 004 §6.3.3: junk data on the SYN puts a full frame's serialisation
+/// into the handshake's RTT sample, and the initial RTO no longer fires
+/// while the initial windows queue.
+#[test]
+fn arrear_data_on_syn_measures_a_full_frame_and_avoids_spurious_timeouts() {
+    let incast = |syn_data: u32| {
+        let s = Scenario::from_toml_str(&format!(
+            r#"
+[topology]
+type = "star"
+hosts = 33
+link_rate = "10Gbps"
+link_delay = "134ns"
+[switch]
+voq = {{ ingress_cells = 1524 }}
+[tcp]
+min_rto = "0s"
+rto_formula = "bsd"
+arrear = {{ clock = "1ns", syn_data = "{syn_data}B" }}
+frto = true
+[output]
+queue_sample_interval = "0s"
+[[workload]]
+type = "incast"
+querier = 0
+responders = "1..33"
+query_size = "500B"
+response_size = "20000B"
+"#
+        ))
+        .unwrap();
+        run(&s, None).unwrap()
+    };
+    let (plain, padded) = (incast(0), incast(1440));
+    let timeouts = |out: &RunOutput| out.table("flows").u64("timeouts").iter().sum::<u64>();
+    let min_rtt_ns = |out: &RunOutput| out.table("flows").f64("min_rtt").iter().fold(f64::MAX, |a, &b| a.min(b)) * 1e9;
+    // The smallest responder sample (the other SYN-ACKs queue behind it):
+    // SYN-ACK out, ACK back, two hops each way with a 4 us backplane, on a
+    // 1 ns clock: 78 B or 1518 B, then 70 B.
+    let path = 4.0 * 134.0 + 2.0 * 4000.0;
+    assert!((min_rtt_ns(&plain) - (path + 2.0 * (78.0 + 70.0) * 0.8)).abs() <= 1.0, "{}", min_rtt_ns(&plain));
+    assert!((min_rtt_ns(&padded) - (path + 2.0 * (1518.0 + 70.0) * 0.8)).abs() <= 1.0, "{}", min_rtt_ns(&padded));
+    assert!(timeouts(&plain) >= 20 && timeouts(&padded) * 4 <= timeouts(&plain), "{} -> {}", timeouts(&plain), timeouts(&padded));
+}

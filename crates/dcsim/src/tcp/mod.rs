@@ -101,7 +101,7 @@ impl TcpParams {
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
             frto: t.frto,
-            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0 }),
+            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0, syn_data: a.syn_data.0 as u32 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,
@@ -598,6 +598,8 @@ impl Endpoint {
         if pkt.has_ts {
             self.arrear_stamp(now, &mut pkt, p);
         }
+        // Seed 004 §6.3.3: junk on the SYN, which the peer's on_syn ignores.
+        pkt.payload = p.arrear.map_or(0, |a| a.syn_data);
         if self.cc.ecn_mode() == EcnMode::Dctcp && p.ecn {
             pkt.ecn = Ecn::Ect0; // DCTCP (as in Linux) sends every packet ECT
         }

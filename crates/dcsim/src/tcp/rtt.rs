@@ -101,6 +101,8 @@ pub struct ArrearParams {
     pub clock: Clock,
     /// Tokens must not wrap within this maximum segment lifetime.
     pub msl: Dur,
+    /// Junk bytes on the SYN (§6.3.3).
+    pub syn_data: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -220,7 +222,7 @@ mod tests {
     }
 
     fn arrear() -> ArrearParams {
-        ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_secs(30) }
+        ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_secs(30), syn_data: 0 }
     }
 
     #[test]
@@ -243,7 +245,7 @@ mod tests {
 
     #[test]
     fn arrear_on_sbintime_measures_within_one_2_to_the_minus_32_s_tick() {
-        let p = ArrearParams { clock: Clock::SBINTIME, msl: Dur::from_secs(30) };
+        let p = ArrearParams { clock: Clock::SBINTIME, msl: Dur::from_secs(30), syn_data: 0 };
         let mut a = Arrear::default();
         let t0 = SimTime(1_000_000_000);
         a.stamp(t0, true, Dur::ZERO, &p);
@@ -254,7 +256,7 @@ mod tests {
     #[test]
     fn arrear_limits_tokens_to_2_32_per_msl() {
         // With an MSL of 2^32 us, one token per microsecond at most.
-        let p = ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_us(1 << 32) };
+        let p = ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_us(1 << 32), syn_data: 0 };
         let mut a = Arrear::default();
         let srtt = Dur::from_us(10);
         let mut t = SimTime(0);
