@@ -70,7 +70,8 @@ fn buffers_hold_their_cells() {
 
 /// `responders` x `bytes` through a deep VOQ switch (no loss), with ARREAR:
 /// its microsecond RTOs fire spuriously while the queue grows (§6.3.2).
-fn deep_incast(responders: u32, bytes: u32, cells: u32, frto: bool) -> RunOutput {
+/// `syn_data` junk bytes ride on the SYNs (§6.3.3).
+fn deep_incast(responders: u32, bytes: u32, cells: u32, frto: bool, syn_data: u32) -> RunOutput {
     let s = Scenario::from_toml_str(&format!(
         r#"
 [topology]
@@ -83,7 +84,7 @@ voq = {{ ingress_cells = {cells} }}
 [tcp]
 min_rto = "0s"
 rto_formula = "bsd"
-arrear = {{ clock = "1ns" }}
+arrear = {{ clock = "1ns", syn_data = "{syn_data}B" }}
 frto = {frto}
 [output]
 queue_sample_interval = "0s"
@@ -104,8 +105,8 @@ response_size = "{bytes}B"
 #[test]
 fn frto_detects_spurious_timeouts_and_undoes_them() {
     let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
-    let plain = deep_incast(32, 200_000, 1524, false);
-    let frto = deep_incast(32, 200_000, 1524, true);
+    let plain = deep_incast(32, 200_000, 1524, false, 0);
+    let frto = deep_incast(32, 200_000, 1524, true, 0);
     assert_eq!(drops(&plain), 0, "no loss: every timeout is spurious");
     assert!(sum(&plain, "timeouts") > 0 && sum(&plain, "retransmits") > 2 * sum(&plain, "timeouts"), "go-back-N resends whole windows");
     // With F-RTO each spurious timeout costs one retransmission and is undone.
@@ -154,35 +155,7 @@ response_size = "100KB"
 /// while the initial windows queue.
 #[test]
 fn arrear_data_on_syn_measures_a_full_frame_and_avoids_spurious_timeouts() {
-    let incast = |syn_data: u32| {
-        let s = Scenario::from_toml_str(&format!(
-            r#"
-[topology]
-type = "star"
-hosts = 33
-link_rate = "10Gbps"
-link_delay = "134ns"
-[switch]
-voq = {{ ingress_cells = 1524 }}
-[tcp]
-min_rto = "0s"
-rto_formula = "bsd"
-arrear = {{ clock = "1ns", syn_data = "{syn_data}B" }}
-frto = true
-[output]
-queue_sample_interval = "0s"
-[[workload]]
-type = "incast"
-querier = 0
-responders = "1..33"
-query_size = "500B"
-response_size = "20000B"
-"#
-        ))
-        .unwrap();
-        run(&s, None).unwrap()
-    };
-    let (plain, padded) = (incast(0), incast(1440));
+    let (plain, padded) = (deep_incast(32, 20_000, 1524, true, 0), deep_incast(32, 20_000, 1524, true, 1440));
     let timeouts = |out: &RunOutput| out.table("flows").u64("timeouts").iter().sum::<u64>();
     let min_rtt_ns = |out: &RunOutput| out.table("flows").f64("min_rtt").iter().fold(f64::MAX, |a, &b| a.min(b)) * 1e9;
     // The smallest responder sample (the other SYN-ACKs queue behind it):
