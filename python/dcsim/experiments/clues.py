@@ -381,8 +381,8 @@ def clues_latency(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs = []
     for d in spec["distances_m"]:
-        for fwd in spec[q + "forwarding"] if q + "forwarding" in spec else spec["forwarding"]:
-            for medium in spec[q + "media_ns_per_m"] if q + "media_ns_per_m" in spec else spec["media_ns_per_m"]:
+        for fwd in spec[q + "forwarding"]:
+            for medium in spec[q + "media_ns_per_m"]:
                 for rate in spec["rates"]:
                     delay_ps = round(d * medium * 1000)
                     condition = {"distance_m": d, "forwarding": fwd, "medium": medium, "rate": rate}
