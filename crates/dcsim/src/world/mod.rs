@@ -734,15 +734,16 @@ impl<'a> World<'a> {
     }
 
     fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
-        let pkt = *self.pool.get(id);
-        self.pool.free(id);
         self.packets_delivered += 1;
+        let pkt = self.pool.get(id);
         let ep = pkt.conn * 2 + (1 - pkt.side as u32);
         debug_assert_eq!(self.eps[ep as usize].host, host);
         let mut out = std::mem::take(&mut self.out);
         out.clear();
         out.tsq_room = self.tsq_room(ep, &[]);
-        self.eps[ep as usize].on_packet(now, &pkt, &self.tcp, &mut out);
+        // The packet is read in place (no copy) and freed once handled.
+        self.eps[ep as usize].on_packet(now, self.pool.get(id), &self.tcp, &mut out);
+        self.pool.free(id);
         self.out = out;
         self.after_tcp(now, ep);
     }
