@@ -163,6 +163,7 @@ main(int argc, char* argv[])
     double secs = (g_end - w).GetSeconds();
 
     std::cout << std::setprecision(12) << "{\"sim\":\"ns-3.44\",\"n\":" << n
+              << ",\"events\":" << Simulator::GetEventCount()
               << ",\"window_s\":" << secs << ",\"rx_bytes\":" << (e.rx - g_warm.rx)
               << ",\"goodput_bps\":" << (e.rx - g_warm.rx) * 8.0 / secs
               << ",\"ecn_marks\":" << (e.marks - g_warm.marks)

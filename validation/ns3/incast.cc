@@ -224,6 +224,7 @@ main(int argc, char* argv[])
     Simulator::Run();
 
     std::cout << std::setprecision(15) << "{\"sim\":\"ns-3.44\",\"n\":" << g_n
+              << ",\"events\":" << Simulator::GetEventCount()
               << ",\"rounds_completed\":" << g_recs.size() << ",\"rounds\":[";
     for (size_t i = 0; i < g_recs.size(); i++)
     {
