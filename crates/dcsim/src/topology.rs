@@ -30,6 +30,10 @@ pub mod streams {
     pub const CLASS_AQM: u32 = 10;
 }
 
+/// Up to this many (switch, host) forwarding entries are kept as a plain
+/// table (512 KB); beyond, rows are run-length coded (`Network::fib_runs`).
+const DENSE_FIB_ENTRIES: usize = 1 << 16;
+
 pub struct Network {
     /// Hosts are nodes 0..num_hosts; switches follow.
     pub num_hosts: u32,
@@ -48,10 +52,17 @@ pub struct Network {
     pub node_ports: Vec<Vec<u32>>,
     /// The port on the other side of each port's link (the reverse direction).
     pub reverse: Vec<u32>,
-    /// Forwarding: for switch node s (index s - num_hosts) and destination host
-    /// h, `fib[(s - num_hosts) * num_hosts + h]` is a range into `fib_ports`
-    /// of the equal-cost next-hop ports.
-    fib: Vec<(u32, u32)>,
+    /// Forwarding: for switch s (index s - num_hosts) and destination host h,
+    /// a range (start, count) of `fib_ports`, the equal-cost next-hop ports.
+    /// Small networks keep one entry per (switch, host) in `fib_dense`. Large
+    /// ones would not fit in cache that way (k = 16 fat-tree: 2.6 MB): there
+    /// each switch's row is run-length coded over destinations, since hosts
+    /// under one subtree are numbered together (a few dozen runs per switch):
+    /// switch s owns `fib_runs[fib_at[s]..fib_at[s + 1]]`, runs of (first
+    /// destination, start, count).
+    fib_dense: Vec<(u32, u32)>,
+    fib_runs: Vec<(u32, u32, u32)>,
+    fib_at: Vec<u32>,
     fib_ports: Vec<u32>,
 }
 
@@ -197,7 +208,9 @@ impl Network {
             ports: Vec::new(),
             node_ports: vec![Vec::new(); h as usize],
             reverse: Vec::new(),
-            fib: Vec::new(),
+            fib_dense: Vec::new(),
+            fib_runs: Vec::new(),
+            fib_at: Vec::new(),
             fib_ports: Vec::new(),
         };
         let mut b = Builder { scenario: s, net };
@@ -233,7 +246,7 @@ impl Network {
         let n = self.kinds.len();
         let hosts = self.num_hosts as usize;
         let switches = n - hosts;
-        self.fib = vec![(0, 0); switches * hosts];
+        let mut table = vec![(0u32, 0u32); switches * hosts];
         self.fib_ports.clear();
         let mut dist = vec![u32::MAX; n];
         let mut frontier = std::collections::VecDeque::new();
@@ -266,9 +279,47 @@ impl Network {
                     }
                 }
                 let count = self.fib_ports.len() as u32 - start;
-                self.fib[(s - hosts) * hosts + dst] = (start, count);
+                table[(s - hosts) * hosts + dst] = (start, count);
             }
         }
+        if table.len() <= DENSE_FIB_ENTRIES {
+            self.fib_dense = table;
+            return;
+        }
+        // Share equal port lists within a switch, then code each switch's
+        // row as runs of destinations with the same list.
+        let all = std::mem::take(&mut self.fib_ports);
+        self.fib_dense.clear();
+        self.fib_runs.clear();
+        self.fib_at = vec![0];
+        for row in table.chunks(hosts) {
+            let mut shared: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+            for (dst, &(start, count)) in row.iter().enumerate() {
+                let ports = &all[start as usize..(start + count) as usize];
+                let next = self.fib_ports.len() as u32;
+                let start = *shared.entry(ports).or_insert(next);
+                if start == next {
+                    self.fib_ports.extend_from_slice(ports);
+                }
+                let first_run = self.fib_runs.len() == *self.fib_at.last().expect("fib_at") as usize;
+                if first_run || self.fib_runs.last().map(|r| (r.1, r.2)) != Some((start, count)) {
+                    self.fib_runs.push((dst as u32, start, count));
+                }
+            }
+            self.fib_at.push(self.fib_runs.len() as u32);
+        }
+    }
+
+    /// The (start, count) range of `fib_ports` switch `switch` uses toward `dst`.
+    #[inline]
+    fn fib_entry(&self, switch: u32, dst: u32) -> (u32, u32) {
+        let s = (switch - self.num_hosts) as usize;
+        if !self.fib_dense.is_empty() {
+            return self.fib_dense[s * self.num_hosts as usize + dst as usize];
+        }
+        let runs = &self.fib_runs[self.fib_at[s] as usize..self.fib_at[s + 1] as usize];
+        let (_, start, count) = runs[runs.partition_point(|r| r.0 <= dst) - 1];
+        (start, count)
     }
 
     /// The egress port a switch uses toward `dst` for a flow with
@@ -277,7 +328,7 @@ impl Network {
     /// of the flow.
     #[inline]
     pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
-        let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
+        let (start, count) = self.fib_entry(switch, dst);
         let pick = match count {
             0 => return None, // no route (failed links)
             1 => 0,
@@ -309,7 +360,7 @@ impl Network {
         match self.routing {
             Routing::Ecmp => self.next_port(switch, dst, flow_hash),
             Routing::Spray => {
-                let (start, count) = self.fib[(switch - self.num_hosts) as usize * self.num_hosts as usize + dst as usize];
+                let (start, count) = self.fib_entry(switch, dst);
                 if count <= 1 {
                     return (count == 1).then(|| self.fib_ports[start as usize]);
                 }

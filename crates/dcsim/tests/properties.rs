@@ -118,7 +118,9 @@ proptest! {
         let s = scenario(&c);
         let a = run(&s, None).unwrap();
         let b = run(&s, None).unwrap();
-        prop_assert_eq!(&a.tables, &b.tables);
+        // Compared as text: a null (NaN) cell, such as min_rtt of a flow that
+        // took no RTT sample, never equals itself as a float.
+        prop_assert_eq!(format!("{:?}", a.tables), format!("{:?}", b.tables));
         prop_assert_eq!(&a.summary["events"], &b.summary["events"]);
     }
 }
