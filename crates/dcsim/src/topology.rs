@@ -240,14 +240,46 @@ impl Network {
         net
     }
 
-    /// Shortest-path next hops (by hop count) from every switch to every host,
-    /// by one breadth-first search per destination host.
+    /// Shortest-path next hops (by hop count) from every switch to every host.
     fn compute_fib(&mut self) {
+        let (table, all) = self.next_hops();
+        if table.len() <= DENSE_FIB_ENTRIES {
+            self.fib_dense = table;
+            self.fib_ports = all;
+            return;
+        }
+        // Share equal port lists within a switch, then code each switch's
+        // row as runs of destinations with the same list.
+        self.fib_dense.clear();
+        self.fib_runs.clear();
+        self.fib_ports.clear();
+        self.fib_at = vec![0];
+        for row in table.chunks(self.num_hosts as usize) {
+            let mut shared: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+            for (dst, &(start, count)) in row.iter().enumerate() {
+                let ports = &all[start as usize..(start + count) as usize];
+                let next = self.fib_ports.len() as u32;
+                let start = *shared.entry(ports).or_insert(next);
+                if start == next {
+                    self.fib_ports.extend_from_slice(ports);
+                }
+                let first_run = self.fib_runs.len() == *self.fib_at.last().expect("fib_at") as usize;
+                if first_run || self.fib_runs.last().map(|r| (r.1, r.2)) != Some((start, count)) {
+                    self.fib_runs.push((dst as u32, start, count));
+                }
+            }
+            self.fib_at.push(self.fib_runs.len() as u32);
+        }
+    }
+
+    /// One breadth-first search per destination host: for every (switch,
+    /// host), a range (start, count) of the returned port list.
+    fn next_hops(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
         let n = self.kinds.len();
         let hosts = self.num_hosts as usize;
         let switches = n - hosts;
         let mut table = vec![(0u32, 0u32); switches * hosts];
-        self.fib_ports.clear();
+        let mut ports = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut frontier = std::collections::VecDeque::new();
         for dst in 0..hosts {
@@ -269,45 +301,20 @@ impl Network {
                 }
             }
             for s in hosts..n {
-                let start = self.fib_ports.len() as u32;
+                let start = ports.len() as u32;
                 if dist[s] != u32::MAX {
                     for &p in &self.node_ports[s] {
                         let v = self.ports[p as usize].peer as usize;
                         if self.ports[p as usize].up && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
-                            self.fib_ports.push(p);
+                            ports.push(p);
                         }
                     }
                 }
-                let count = self.fib_ports.len() as u32 - start;
+                let count = ports.len() as u32 - start;
                 table[(s - hosts) * hosts + dst] = (start, count);
             }
         }
-        if table.len() <= DENSE_FIB_ENTRIES {
-            self.fib_dense = table;
-            return;
-        }
-        // Share equal port lists within a switch, then code each switch's
-        // row as runs of destinations with the same list.
-        let all = std::mem::take(&mut self.fib_ports);
-        self.fib_dense.clear();
-        self.fib_runs.clear();
-        self.fib_at = vec![0];
-        for row in table.chunks(hosts) {
-            let mut shared: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
-            for (dst, &(start, count)) in row.iter().enumerate() {
-                let ports = &all[start as usize..(start + count) as usize];
-                let next = self.fib_ports.len() as u32;
-                let start = *shared.entry(ports).or_insert(next);
-                if start == next {
-                    self.fib_ports.extend_from_slice(ports);
-                }
-                let first_run = self.fib_runs.len() == *self.fib_at.last().expect("fib_at") as usize;
-                if first_run || self.fib_runs.last().map(|r| (r.1, r.2)) != Some((start, count)) {
-                    self.fib_runs.push((dst as u32, start, count));
-                }
-            }
-            self.fib_at.push(self.fib_runs.len() as u32);
-        }
+        (table, ports)
     }
 
     /// The (start, count) range of `fib_ports` switch `switch` uses toward `dst`.
@@ -399,4 +406,27 @@ pub fn mix32(mut h: u32) -> u32 {
     h ^= h >> 13;
     h = h.wrapping_mul(0xc2b2_ae35);
     h ^ (h >> 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_length_coded_forwarding_equals_the_plain_table() {
+        let s = Scenario::from_toml_str(
+            "[topology]\ntype = \"fattree\"\nk = 16\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"\n[[workload]]\ntype = \"bulk\"\nsrc = 1\ndst = 0\nsize = \"1KB\"\n",
+        )
+        .unwrap();
+        let net = Network::build(&s);
+        assert!(net.fib_dense.is_empty() && !net.fib_runs.is_empty(), "k = 16 is above the plain table's size");
+        assert!(net.fib_runs.len() < 64 * (net.kinds.len() - net.num_hosts as usize), "{} runs", net.fib_runs.len());
+        let (table, all) = net.next_hops();
+        let hosts = net.num_hosts as usize;
+        for (i, &(start, count)) in table.iter().enumerate() {
+            let (switch, dst) = ((i / hosts) as u32 + net.num_hosts, (i % hosts) as u32);
+            let (s2, c2) = net.fib_entry(switch, dst);
+            assert_eq!(&all[start as usize..(start + count) as usize], &net.fib_ports[s2 as usize..(s2 + c2) as usize], "switch {switch} to host {dst}");
+        }
+    }
 }
