@@ -157,9 +157,12 @@ def sequence_diagram(segments: list[dict[str, Any]], sender: str, ax: Any = None
             highest = max(highest, end)
         elif s["dst"] == sender and s["flags"] & 0x10:
             acks.append((t, rel(s["ack"])))
-    ax.plot(*zip(*data), "|", ms=6, color="C0", label=f"data from {sender}") if data else None
-    ax.step(*zip(*acks), where="post", lw=0.8, color="C1", label="ACK") if acks else None
-    ax.plot(*zip(*rexmit), "x", color="C3", label="retransmission") if rexmit else None
+    if data:
+        ax.plot(*zip(*data), "|", ms=6, color="C0", label=f"data from {sender}")
+    if acks:
+        ax.step(*zip(*acks), where="post", lw=0.8, color="C1", label="ACK")
+    if rexmit:
+        ax.plot(*zip(*rexmit), "x", color="C3", label="retransmission")
     ax.set(xlabel="time (us)", ylabel="relative sequence number")
     return ax
 
