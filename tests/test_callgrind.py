@@ -6,7 +6,6 @@ the machine allows it (root with apt-get); otherwise the test is skipped."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -17,14 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _callgrind_module():
-    spec = importlib.util.spec_from_file_location("bench_callgrind", ROOT / "bench" / "callgrind.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_callgrind"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _ensure_valgrind() -> None:
@@ -40,7 +31,8 @@ def _ensure_valgrind() -> None:
 
 def test_instruction_counts_stay_within_3_percent_of_the_baseline():
     _ensure_valgrind()
-    cg = _callgrind_module()
+    sys.path.insert(0, str(ROOT / "bench"))
+    import callgrind as cg
     rows = cg.compare(cg.measure(), json.loads(cg.BASELINE.read_text()))
     assert len(rows) == 2
     for scenario, base, now, change in rows:
