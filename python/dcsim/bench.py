@@ -13,8 +13,10 @@ from pathlib import Path
 BENCH_DIR = Path(str(resources.files("dcsim") / "data" / "bench"))
 
 
-def scenarios() -> list[Path]:
-    return sorted(BENCH_DIR.glob("*.toml"))
+def scenarios(large: bool = False) -> list[Path]:
+    """The default set; with `large`, also the scenarios in bench/large/
+    (minutes each, such as the k = 16 fat-tree), run only when named."""
+    return sorted(BENCH_DIR.glob("*.toml")) + (sorted((BENCH_DIR / "large").glob("*.toml")) if large else [])
 
 
 def _measure(path: Path) -> dict[str, object]:
@@ -97,10 +99,14 @@ def soak(events: int, json_lines: bool = False) -> int:
 
 
 def main(json_lines: bool = False, only: list[str] | None = None) -> int:
-    paths = [p for p in scenarios() if not only or p.stem in only]
+    paths = [p for p in scenarios(large=bool(only)) if not only or p.stem in only]
     if not paths:
-        print(f"dcsim bench: no scenario matches {only}", file=sys.stderr)
+        names = ", ".join(p.stem for p in scenarios(large=True))
+        print(f"dcsim bench: no scenario matches {only}; allowed: {names}", file=sys.stderr)
         return 2
+    if not only:
+        large = ", ".join(p.stem for p in sorted((BENCH_DIR / "large").glob("*.toml")))
+        print(f"(not run by default, minutes each: {large}; name one with --only)", file=sys.stderr)
     if not json_lines:
         print(f"{'scenario':<22} {'wall s':>8} {'events':>12} {'events/s':>12} {'packets/s':>12} {'peak RSS MB':>12}")
     for p in paths:
