@@ -6,7 +6,8 @@
 
 use dcsim::{run, RunOutput, Scenario};
 
-fn incast(ingress_cells: u32, admission: &str) -> RunOutput {
+/// The thesis' incast; `tcp` adds lines to the [tcp] table.
+fn incast_with(ingress_cells: u32, admission: &str, tcp: &str) -> RunOutput {
     let s = Scenario::from_toml_str(&format!(
         r#"
 [topology]
@@ -20,6 +21,7 @@ voq = {{ ingress_cells = {ingress_cells}, egress_cells = 24, cell_bytes = "256B"
 min_rto = "0s"
 rto_formula = "bsd"
 rtt_granularity = "1ms"
+{tcp}
 [output]
 queue_sample_interval = "100ns"
 [[workload]]
@@ -33,6 +35,10 @@ start = "1ms"
     ))
     .unwrap();
     run(&s, None).unwrap()
+}
+
+fn incast(ingress_cells: u32, admission: &str) -> RunOutput {
+    incast_with(ingress_cells, admission, "")
 }
 
 fn drops(out: &RunOutput) -> u64 {
@@ -118,33 +124,7 @@ fn frto_detects_spurious_timeouts_and_undoes_them() {
 
 #[test]
 fn frto_leaves_a_genuine_tail_loss_timeout_alone() {
-    let s = |frto: bool| {
-        let text = format!(
-            r#"
-[topology]
-type = "star"
-hosts = 3
-link_rate = "10Gbps"
-link_delay = "134ns"
-[switch]
-voq = {{ ingress_cells = 198 }}
-[tcp]
-min_rto = "0s"
-rto_formula = "bsd"
-frto = {frto}
-[output]
-queue_sample_interval = "0s"
-[[workload]]
-type = "incast"
-querier = 0
-responders = [1, 2]
-query_size = "500B"
-response_size = "100KB"
-"#
-        );
-        run(&Scenario::from_toml_str(&text).unwrap(), None).unwrap()
-    };
-    let (plain, frto) = (s(false), s(true));
+    let (plain, frto) = (incast_with(198, "oracle", "frto = false"), incast_with(198, "oracle", "frto = true"));
     assert_eq!(timeouts(&frto), 1);
     assert_eq!(frto.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
     assert_eq!(plain.table("queries").f64("completion_time"), frto.table("queries").f64("completion_time"));
