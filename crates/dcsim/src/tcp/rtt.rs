@@ -69,6 +69,12 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// (smallest sample, SRTT), once there is a sample (the flows table's
+    /// min_rtt and srtt).
+    pub fn summary(&self) -> Option<(Dur, Dur)> {
+        self.has_sample.then_some((self.min, self.srtt))
+    }
+
     /// The RTO before backoff: (2.1) initial, or (2.3) with the min/max bounds.
     pub fn base_rto(&self, p: &RttParams) -> Dur {
         if !self.has_sample {

@@ -941,8 +941,7 @@ impl<'a> World<'a> {
         let fr = &self.flows[f];
         let (sender, receiver) = fr.endpoints();
         let (s, r) = (self.eps[sender as usize].stats.since(&fr.sender_at_start), self.eps[receiver as usize].stats.since(&fr.receiver_at_start));
-        let rtt = &self.eps[sender as usize].rtt;
-        let sender_rtt = rtt.has_sample.then_some((rtt.min, rtt.srtt));
+        let sender_rtt = self.eps[sender as usize].rtt.summary();
         let fr = &mut self.flows[f];
         fr.sender_rtt = sender_rtt;
         fr.received = bytes;

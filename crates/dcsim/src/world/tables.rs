@@ -43,12 +43,7 @@ impl World<'_> {
             ecnr.push(s.ecn_reductions);
             undone.push(s.spurious_timeouts);
             spur.push(r.duplicate_segments_received);
-            let rtt = if f.end.is_some() || f.conn == u32::MAX {
-                f.sender_rtt
-            } else {
-                let e = &self.eps[f.endpoints().0 as usize].rtt;
-                e.has_sample.then_some((e.min, e.srtt))
-            };
+            let rtt = if f.end.is_some() || f.conn == u32::MAX { f.sender_rtt } else { self.eps[f.endpoints().0 as usize].rtt.summary() };
             min_rtt.push(rtt.map_or(f64::NAN, |r| r.0.as_secs_f64()));
             srtt.push(rtt.map_or(f64::NAN, |r| r.1.as_secs_f64()));
             let ideal_t = f.size.and_then(|b| {
