@@ -3,7 +3,7 @@
 
     python validation/compare_ns3.py [--quick] [--out DIR]
 
-The ns-3 side is two small C++ programs (validation/ns3/*.cc) compiled with g++
+The ns-3 side is small C++ programs (validation/ns3/*.cc) compiled with g++
 against the headers and shared libraries of the PyPI package ``ns3==3.44.post0``
 into a cache directory outside the repository (~/.cache/dcsim-ns3 or
 $DCSIM_NS3_CACHE), keyed by a hash of the sources and flags. The dcsim side is
@@ -57,7 +57,8 @@ def ns3_dirs() -> tuple[Path, Path]:
 
 
 def build(cache: Path | None = None) -> dict[str, Path]:
-    """Compile validation/ns3/{dumbbell,incast}.cc on demand; return the binaries."""
+    """Compile validation/ns3/{dumbbell,incast,fabric}.cc on demand; return the binaries.
+    (fabric.cc is used by bench/compare_ns3.py only.)"""
     inc, lib = ns3_dirs()
     cache = cache or Path(os.environ.get("DCSIM_NS3_CACHE", Path.home() / ".cache" / "dcsim-ns3"))
     h = hashlib.sha256()
@@ -67,7 +68,7 @@ def build(cache: Path | None = None) -> dict[str, Path]:
     out = cache / h.hexdigest()[:16]
     out.mkdir(parents=True, exist_ok=True)
     bins = {}
-    for prog in ("dumbbell", "incast"):
+    for prog in ("dumbbell", "incast", "fabric"):
         exe = out / prog
         if not exe.exists():
             tmp = out / f".{prog}.tmp"
