@@ -92,6 +92,14 @@ pub struct Port {
     pub up: bool,
     /// Bytes held by this port (waiting or being serialised), for the shared buffer.
     held_bytes: u64,
+    /// Nothing but the next frame's start happens at the end of a frame here
+    /// (no random loss, link failure, shared buffer, HSCC, phantom queue,
+    /// VOQ or TSQ): a frame goes on the wire when it starts, and its end
+    /// needs an event only if another frame waits behind it.
+    pub end_known_at_start: bool,
+    /// With `end_known_at_start`: the frame being serialised ends then, and
+    /// no TxDone event is pending for it (`settle` releases it lazily).
+    pub idle_at: Option<SimTime>,
     pub stats: PortStats,
 }
 
@@ -131,6 +139,8 @@ impl Port {
             shared: None,
             up: true,
             held_bytes: 0,
+            end_known_at_start: false,
+            idle_at: None,
             stats: PortStats::default(),
         }
     }
@@ -352,6 +362,34 @@ impl Port {
         }
         let (started_next, dropped) = self.start_next(now, pool, shared);
         TxDone { frame: id, lost, first_on_wire, started_next, dropped }
+    }
+
+    /// With `end_known_at_start`: a frame already on the wire finished
+    /// serialising (its TxDone event); start the next one if any.
+    #[inline]
+    pub fn finish_on_wire(&mut self, now: SimTime, pool: &mut PacketPool) -> (bool, u32) {
+        self.end_frame(pool);
+        self.start_next(now, pool, None)
+    }
+
+    /// With `end_known_at_start`: if the frame that started without a TxDone
+    /// event has ended by `now`, release it, as its TxDone would have.
+    #[inline]
+    pub fn settle(&mut self, now: SimTime, pool: &PacketPool) {
+        if let Some(t) = self.idle_at.filter(|&t| t <= now) {
+            self.idle_at = None;
+            self.end_frame(pool);
+            self.aqm.on_idle(t);
+        }
+    }
+
+    #[inline]
+    fn end_frame(&mut self, pool: &PacketPool) {
+        let id = self.transmitting.take().expect("a frame is being transmitted");
+        let bytes = pool.get(id).wire_bytes as u64;
+        self.release(bytes, None);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes;
     }
 
     /// `bytes` leave the port's (and the switch's) buffer.

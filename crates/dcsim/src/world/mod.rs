@@ -308,6 +308,17 @@ impl<'a> World<'a> {
                 w.voqs.push(VoqSwitch::new(cfg, ports));
             }
         }
+        // Ports where a frame's end only starts the next one (Port::end_known_at_start).
+        for p in &mut w.net.ports {
+            let host_port = p.node < w.net.num_hosts;
+            p.end_known_at_start = s.failure.is_empty()
+                && p.loss.is_none()
+                && p.shared.is_none()
+                && p.hscc.is_none()
+                && p.pq.is_none()
+                && !(host_port && w.tsq_limit > 0)
+                && !(!host_port && s.switch.voq.is_some());
+        }
         w.install_workloads();
         if let Some(d) = s.run.duration {
             w.q.schedule(SimTime::ZERO + d.0, Ev::Stop);
@@ -441,6 +452,13 @@ impl<'a> World<'a> {
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
+            Ev::TxDone(port) if self.net.ports[port as usize].end_known_at_start => {
+                let (started_next, dropped) = self.net.ports[port as usize].finish_on_wire(now, &mut self.pool);
+                self.packets_dropped += dropped as u64;
+                if started_next {
+                    self.start_tx(now, port);
+                }
+            }
             Ev::TxDone(port) => {
                 let p = &mut self.net.ports[port as usize];
                 let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
@@ -684,6 +702,9 @@ impl<'a> World<'a> {
     #[inline]
     fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
         let p = &mut self.net.ports[port as usize];
+        if p.end_known_at_start {
+            p.settle(now, &self.pool);
+        }
         let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
         match p.offer(now, id, &mut self.pool, shared) {
             Offer::Dropped { evicted } => {
@@ -693,7 +714,13 @@ impl<'a> World<'a> {
                 self.pool.free(id);
                 self.packets_dropped += 1 + evicted as u64;
             }
-            Offer::Queued { evicted } => self.packets_dropped += evicted as u64,
+            Offer::Queued { evicted } => {
+                self.packets_dropped += evicted as u64;
+                // A frame now waits behind one whose end has no event yet.
+                if let Some(t) = self.net.ports[port as usize].idle_at.take() {
+                    self.q.schedule(t, Ev::TxDone(port));
+                }
+            }
             Offer::StartTx => self.start_tx(now, port),
         }
     }
@@ -701,10 +728,24 @@ impl<'a> World<'a> {
     /// A port begins serialising its current frame.
     #[inline]
     fn start_tx(&mut self, now: SimTime, port: u32) {
-        let p = &self.net.ports[port as usize];
+        let p = &mut self.net.ports[port as usize];
         let d = p.tx_duration(&self.pool);
         let (node, id) = (p.node, p.transmitting.expect("transmitting"));
-        self.q.schedule(now + d, Ev::TxDone(port));
+        if p.end_known_at_start {
+            // Its last bit arrives at now + d + delay: on the wire already.
+            let arrive = now + d + p.delay;
+            p.on_wire.push_back((arrive, id));
+            if p.on_wire.len() == 1 {
+                self.q.schedule(arrive, Ev::LinkArrive(port));
+            }
+            if p.queue_packets() > 0 {
+                self.q.schedule(now + d, Ev::TxDone(port));
+            } else {
+                p.idle_at = Some(now + d);
+            }
+        } else {
+            self.q.schedule(now + d, Ev::TxDone(port));
+        }
         if !self.captures.is_empty() {
             self.capture(now, port, id);
         }

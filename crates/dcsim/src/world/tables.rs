@@ -249,6 +249,10 @@ impl World<'_> {
 
     /// Build the result tables and summary (consumes the samples and traces).
     pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
+        let now = self.q.now();
+        for p in &mut self.net.ports {
+            p.settle(now, &self.pool);
+        }
         let flows = self.flows_table();
         let queries = self.queries_table();
         let ports = self.ports_table();
