@@ -973,6 +973,12 @@ pub struct TcpCfg {
     /// data, and undo its window reduction.
     #[serde(default)]
     pub frto: bool,
+    /// FreeBSD's bad-retransmit undo (t_badrxtwin, Allman & Paxson): a first
+    /// timeout whose next new ACK arrives within SRTT/2 of it was needless;
+    /// restore the window and resume where sending left off. The behaviour
+    /// seed 004 §6.3.2 describes. An alternative to `frto`.
+    #[serde(default)]
+    pub bad_rexmit_undo: bool,
     /// ARREAR (seed 004 §6.2): timestamps carry measurement tokens and RTT
     /// samples have the resolution of the sender's own clock.
     #[serde(default)]
@@ -1699,6 +1705,9 @@ impl Scenario {
         if let NicBuffer::Limited(q) = self.host.nic_buffer {
             check_capacity("host.nic_buffer", q)?;
         }
+        if self.tcp.frto && self.tcp.bad_rexmit_undo {
+            return Err(err("tcp.bad_rexmit_undo", "true together with tcp.frto = true: the two detect spurious timeouts in different ways; enable one"));
+        }
         if let Some(a) = &self.tcp.arrear {
             if !self.tcp.timestamps {
                 return Err(err("tcp.arrear", "ARREAR carries its tokens in the timestamp option: it needs tcp.timestamps = true"));
@@ -2313,6 +2322,10 @@ size = "64KB"
 
         let e = parse(&STAR.replace("\"64KB\"", "\"inf\"")).unwrap_err();
         assert_eq!(e.path, "run.duration");
+
+        let e = parse(&format!("{STAR}\n[tcp]\nfrto = true\nbad_rexmit_undo = true\n")).unwrap_err();
+        assert_eq!(e.path, "tcp.bad_rexmit_undo");
+        assert!(e.message.contains("tcp.frto"), "{e}");
 
         let e = parse(&STAR.replace("\"star\"", "\"ring\"")).unwrap_err();
         assert!(e.message.contains("ring") && e.message.contains("star"), "{e}");

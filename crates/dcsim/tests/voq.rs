@@ -76,8 +76,9 @@ fn buffers_hold_their_cells() {
 
 /// `responders` x `bytes` through a deep VOQ switch (no loss), with ARREAR:
 /// its microsecond RTOs fire spuriously while the queue grows (§6.3.2).
-/// `syn_data` junk bytes ride on the SYNs (§6.3.3).
-fn deep_incast(responders: u32, bytes: u32, cells: u32, frto: bool, syn_data: u32) -> RunOutput {
+/// `syn_data` junk bytes ride on the SYNs (§6.3.3); `undo` is a [tcp] line
+/// choosing how spurious timeouts are undone.
+fn deep_incast(responders: u32, bytes: u32, cells: u32, undo: &str, syn_data: u32) -> RunOutput {
     let s = Scenario::from_toml_str(&format!(
         r#"
 [topology]
@@ -91,7 +92,7 @@ voq = {{ ingress_cells = {cells} }}
 min_rto = "0s"
 rto_formula = "bsd"
 arrear = {{ clock = "1ns", syn_data = "{syn_data}B" }}
-frto = {frto}
+{undo}
 [output]
 queue_sample_interval = "0s"
 [[workload]]
@@ -111,8 +112,8 @@ response_size = "{bytes}B"
 #[test]
 fn frto_detects_spurious_timeouts_and_undoes_them() {
     let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
-    let plain = deep_incast(32, 200_000, 1524, false, 0);
-    let frto = deep_incast(32, 200_000, 1524, true, 0);
+    let plain = deep_incast(32, 200_000, 1524, "", 0);
+    let frto = deep_incast(32, 200_000, 1524, "frto = true", 0);
     assert_eq!(drops(&plain), 0, "no loss: every timeout is spurious");
     assert!(sum(&plain, "timeouts") > 0 && sum(&plain, "retransmits") > 2 * sum(&plain, "timeouts"), "go-back-N resends whole windows");
     // With F-RTO each spurious timeout costs one retransmission and is undone.
@@ -120,6 +121,32 @@ fn frto_detects_spurious_timeouts_and_undoes_them() {
     assert_eq!(sum(&frto, "retransmits"), sum(&frto, "timeouts"));
     let done = |out: &RunOutput| out.table("queries").f64("completion_time")[0];
     assert!(done(&frto) < done(&plain));
+}
+
+/// Seed 004 §6.3.2: FreeBSD undoes a timeout only if the next new ACK comes
+/// back within SRTT/2 of it; "other scenarios examined were not so lucky".
+#[test]
+fn bad_rexmit_undo_rescues_only_the_timeouts_whose_ack_returns_within_half_an_srtt() {
+    let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
+    let done = |out: &RunOutput| out.table("queries").f64("completion_time")[0];
+    let plain = deep_incast(32, 200_000, 1524, "", 0);
+    let bsd = deep_incast(32, 200_000, 1524, "bad_rexmit_undo = true", 0);
+    let frto = deep_incast(32, 200_000, 1524, "frto = true", 0);
+    assert_eq!(sum(&bsd, "timeouts"), sum(&plain, "timeouts"));
+    let undone = sum(&bsd, "spurious_timeouts");
+    assert!(undone > 0 && undone < sum(&bsd, "timeouts"), "some timeouts undone, not all: {undone} of {}", sum(&bsd, "timeouts"));
+    assert!(sum(&frto, "retransmits") < sum(&bsd, "retransmits") && sum(&bsd, "retransmits") < sum(&plain, "retransmits"));
+    assert!(done(&frto) < done(&bsd) && done(&bsd) < done(&plain));
+}
+
+#[test]
+fn bad_rexmit_undo_opens_no_window_under_a_coarse_clock() {
+    // A 1 ms clock and a sub-millisecond SRTT: SRTT/2 is zero ticks, as in
+    // FreeBSD with 1 ms ticks, so a genuine tail-loss timeout stands.
+    let (plain, bsd) = (incast_with(198, "oracle", ""), incast_with(198, "oracle", "bad_rexmit_undo = true"));
+    assert_eq!(timeouts(&bsd), 1);
+    assert_eq!(bsd.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
+    assert_eq!(plain.table("queries").f64("completion_time"), bsd.table("queries").f64("completion_time"));
 }
 
 #[test]
@@ -135,7 +162,7 @@ fn frto_leaves_a_genuine_tail_loss_timeout_alone() {
 /// while the initial windows queue.
 #[test]
 fn arrear_data_on_syn_measures_a_full_frame_and_avoids_spurious_timeouts() {
-    let (plain, padded) = (deep_incast(32, 20_000, 1524, true, 0), deep_incast(32, 20_000, 1524, true, 1440));
+    let (plain, padded) = (deep_incast(32, 20_000, 1524, "frto = true", 0), deep_incast(32, 20_000, 1524, "frto = true", 1440));
     let timeouts = |out: &RunOutput| out.table("flows").u64("timeouts").iter().sum::<u64>();
     let min_rtt_ns = |out: &RunOutput| out.table("flows").f64("min_rtt").iter().fold(f64::MAX, |a, &b| a.min(b)) * 1e9;
     // The smallest responder sample (the other SYN-ACKs queue behind it):

@@ -31,6 +31,7 @@ pub mod rtt;
 
 use crate::config::{CaCounting, CongestionControl, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
+use crate::units::Clock;
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
 use ranges::RangeSet;
@@ -58,6 +59,7 @@ pub struct TcpParams {
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
     pub frto: bool,
+    pub bad_rexmit_undo: bool,
     pub arrear: Option<ArrearParams>,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
@@ -72,6 +74,15 @@ pub struct TcpParams {
 }
 
 impl TcpParams {
+    /// The clock RTT samples are read from: ARREAR's, else tcp.rtt_granularity.
+    pub fn clock(&self) -> Clock {
+        self.arrear.map_or(Clock::every(self.rtt.granularity), |a| a.clock)
+    }
+    #[inline]
+    pub fn clock_tick(&self, now: SimTime) -> u64 {
+        self.clock().ticks(now.ps())
+    }
+
     pub fn from_scenario(s: &Scenario) -> TcpParams {
         let t = &s.tcp;
         TcpParams {
@@ -101,6 +112,7 @@ impl TcpParams {
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
             frto: t.frto,
+            bad_rexmit_undo: t.bad_rexmit_undo,
             arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0, syn_data: a.syn_data.0 as u32 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
@@ -278,6 +290,16 @@ enum Frto {
     Second { cwnd: u64, ssthresh: u64 },
 }
 
+/// FreeBSD's bad-retransmit window after a first timeout (tcp_timer_rexmt's
+/// t_badrxtwin): the window before the timeout, and the RTT-clock tick
+/// before which the next new ACK proves the retransmission needless.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BadRexmit {
+    until_tick: u64,
+    cwnd: u64,
+    ssthresh: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Recovery {
     Open,
@@ -322,6 +344,7 @@ pub struct Endpoint {
     dupacks: u32,
     recovery: Recovery,
     frto: Frto,
+    bad_rexmit: Option<BadRexmit>,
     scoreboard: RangeSet,
     high_rxt: u64,
     /// Retransmissions of this recovery: (start, end, snd_max when sent).
@@ -414,6 +437,7 @@ impl Endpoint {
             dupacks: 0,
             recovery: Recovery::Open,
             frto: Frto::Off,
+            bad_rexmit: None,
             scoreboard: RangeSet::default(),
             high_rxt: 0,
             rexmits: Vec::new(),
@@ -667,6 +691,13 @@ impl Endpoint {
         } else {
             Frto::Off
         };
+        // FreeBSD: a first timeout opens a window of SRTT/2 on the RTT clock
+        // (tick-quantised: under a 1 ms clock a sub-tick SRTT opens none).
+        self.bad_rexmit = (p.bad_rexmit_undo && self.rtt.backoff == 1).then(|| BadRexmit {
+            until_tick: p.clock_tick(now) + p.clock().ticks(self.rtt.srtt.ps()) / 2,
+            cwnd: self.cc.cwnd,
+            ssthresh: self.cc.ssthresh,
+        });
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
         let flight = self.flight_in_network();
         self.cc.on_timeout(self.halving_basis(p, flight), self.mss as u64);
@@ -954,6 +985,16 @@ impl Endpoint {
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
+            // FreeBSD's bad-retransmit check comes first, on the first new
+            // ACK after a first timeout (the window closes with it).
+            if let Some(b) = self.bad_rexmit.take() {
+                if p.clock_tick(now) < b.until_tick {
+                    self.stats.spurious_timeouts += 1;
+                    self.cc.cwnd = b.cwnd;
+                    self.cc.ssthresh = b.ssthresh;
+                    self.snd_nxt = self.snd_max; // resume where sending left off
+                }
+            }
             // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
             if self.ts_ok && pkt.has_ts {
                 if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
