@@ -987,7 +987,8 @@ impl Endpoint {
             let acked = ack - self.snd_una;
             // FreeBSD's bad-retransmit check comes first, on the first new
             // ACK after a first timeout (the window closes with it).
-            if let Some(b) = self.bad_rexmit.take() {
+            if let Some(b) = self.bad_rexmit {
+                self.bad_rexmit = None;
                 if p.clock_tick(now) < b.until_tick {
                     self.stats.spurious_timeouts += 1;
                     self.cc.cwnd = b.cwnd;
