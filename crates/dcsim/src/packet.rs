@@ -100,9 +100,10 @@ pub struct Packet {
     pub has_ts: bool,
     pub ts_val: u32,
     pub ts_ecr: u32,
-    /// SACK blocks as [start, end) stream offsets.
+    /// SACK blocks as the wire carries them: the low 32 bits of [start,
+    /// end) stream offsets (`sack_blocks` widens them around `ack`).
     pub nsack: u8,
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub sack: [(u32, u32); MAX_SACK_BLOCKS],
     /// This data segment is a retransmission (for counters only; not on the wire).
     pub is_retx: bool,
     /// The 4 reserved bits of the TCP header (RFC 9293 §3.1), where HSCC's
@@ -124,6 +125,22 @@ impl Packet {
     #[inline]
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
+    }
+
+    /// Append a SACK block of [start, end) stream offsets.
+    #[inline]
+    pub fn push_sack(&mut self, start: u64, end: u64) {
+        self.sack[self.nsack as usize] = (start as u32, end as u32);
+        self.nsack += 1;
+    }
+
+    /// The SACK blocks as stream offsets: each 32-bit edge is taken as the
+    /// offset nearest the acknowledgement number (RFC 9293's sequence
+    /// arithmetic), as a receiver of the wire fields reads them.
+    #[inline]
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let widen = move |x: u32| self.ack.wrapping_add(x.wrapping_sub(self.ack as u32) as i32 as i64 as u64);
+        self.sack[..self.nsack as usize].iter().map(move |&(a, b)| (widen(a), widen(b)))
     }
 
     /// Length of the TCP options, padded as Linux lays them out.
@@ -207,6 +224,19 @@ impl PacketPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sack_edges_widen_around_the_ack_and_packets_stay_small() {
+        let ack = (5u64 << 32) + 0xFFFF_F000; // 4 KB below a 32-bit wrap
+        let mut p = Packet { ack, ..Default::default() };
+        let blocks = [(ack + 1000, ack + 3000), (ack + 5000, ack + 9000), (ack - 400, ack - 100)];
+        for (a, b) in blocks {
+            p.push_sack(a, b); // the second block crosses the wrap; the third lies below the ACK
+        }
+        assert_eq!(p.sack_blocks().collect::<Vec<_>>(), blocks);
+        // Every packet event touches one: keep it within two cache lines.
+        assert!(std::mem::size_of::<Packet>() <= 104, "{}", std::mem::size_of::<Packet>());
+    }
 
     #[test]
     fn frame_sizes_are_byte_exact() {

@@ -110,8 +110,8 @@ fn push_options(p: &Packet, isns: Isns, out: &mut Vec<u8>) {
         if p.nsack > 0 {
             out.extend_from_slice(&[1, 1, 5, 2 + 8 * p.nsack]);
             for &(a, b) in &p.sack[..p.nsack as usize] {
-                out.extend_from_slice(&isns.peer.wrapping_add(a as u32).to_be_bytes());
-                out.extend_from_slice(&isns.peer.wrapping_add(b as u32).to_be_bytes());
+                out.extend_from_slice(&isns.peer.wrapping_add(a).to_be_bytes());
+                out.extend_from_slice(&isns.peer.wrapping_add(b).to_be_bytes());
             }
         }
     }

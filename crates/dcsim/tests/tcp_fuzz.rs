@@ -152,10 +152,9 @@ fn forge(pair: &Pair, to: usize, o: &Op) -> Packet {
         pkt.ts_val = *v;
         pkt.ts_ecr = *e;
     }
-    for (i, &(a, len)) in sack.iter().take(4).enumerate() {
+    for &(a, len) in sack.iter().take(4) {
         let a = base(rcv.snd_una, a);
-        pkt.sack[i] = (a, a.wrapping_add(len as u64 % 1_000_000));
-        pkt.nsack = i as u8 + 1;
+        pkt.push_sack(a, a.wrapping_add(len as u64 % 1_000_000));
     }
     pkt
 }

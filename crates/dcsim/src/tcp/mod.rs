@@ -574,15 +574,12 @@ impl Endpoint {
         }
         if self.sack_ok && !self.ooo.is_empty() {
             let max = if self.ts_ok { MAX_SACK_BLOCKS_TS } else { MAX_SACK_BLOCKS };
-            let mut n = 0;
             for &(a, b) in self.recent_blocks.iter() {
-                if n == max || a >= b {
+                if pkt.nsack as usize == max || a >= b {
                     break;
                 }
-                pkt.sack[n] = (a, b);
-                n += 1;
+                pkt.push_sack(a, b);
             }
-            pkt.nsack = n as u8;
         }
         self.last_ack_sent = self.rcv_nxt;
         self.acked_anything = true;
@@ -971,7 +968,7 @@ impl Endpoint {
         }
         let mut newly_sacked = 0;
         if self.sack_ok {
-            for &(a, b) in &pkt.sack[..pkt.nsack as usize] {
+            for (a, b) in pkt.sack_blocks() {
                 let a = a.max(ack);
                 let b = b.min(self.snd_max);
                 if a < b {
