@@ -1,12 +1,13 @@
 //! `dcsim-rs SCENARIO.toml`: run a scenario without Python (for profiling with
-//! perf or callgrind) and print its summary as JSON.
+//! perf or callgrind) and print its summary as JSON. A `.json` file is read
+//! as a resolved scenario (what `dcsim.scenario.resolve` returns).
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 2 {
-        eprintln!("usage: dcsim-rs SCENARIO.toml");
+        eprintln!("usage: dcsim-rs SCENARIO.toml|SCENARIO.json");
         return ExitCode::from(2);
     }
     let text = match std::fs::read_to_string(&args[1]) {
@@ -16,7 +17,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let scenario = match dcsim::Scenario::from_toml_str(&text) {
+    let parsed = if args[1].ends_with(".json") { dcsim::Scenario::from_json_str(&text) } else { dcsim::Scenario::from_toml_str(&text) };
+    let scenario = match parsed {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
