@@ -338,6 +338,11 @@ pub struct Endpoint {
     /// Stream offsets where the previous and the current write began (the
     /// message boundaries PIAS's tagging counts from).
     msg_start: [u64; 2],
+    /// What the application had given at the last send attempt: (time,
+    /// app_end, fin_queued, msg_start[0]). Sending depends only on the
+    /// connection's state, so at the same instant with nothing new from the
+    /// application (and no TSQ limit) another attempt sends nothing.
+    tried: (SimTime, u64, bool, u64),
     fin_queued: bool,
     snd_wnd: u64,
     pub cc: Cc,
@@ -428,6 +433,7 @@ impl Endpoint {
             snd_max: 0,
             app_end: SEQ_DATA_START,
             msg_start: [SEQ_DATA_START; 2],
+            tried: (SimTime::ZERO, 0, false, 0),
             fin_queued: false,
             snd_wnd: 0,
             cc: {
@@ -1258,7 +1264,10 @@ impl Endpoint {
     pub fn flush(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         if self.state == State::Established {
             let before = out.packets.len();
-            self.try_send(now, p, out);
+            // After on_packet or on_timer, skip a second attempt that cannot send.
+            if out.tsq_room.is_some() || self.tried != (now, self.app_end, self.fin_queued, self.msg_start[0]) {
+                self.try_send(now, p, out);
+            }
             if self.ack_now && out.packets.len() == before {
                 self.send_pure_ack(now, p, out);
             }
@@ -1317,6 +1326,7 @@ impl Endpoint {
         if self.state != State::Established {
             return;
         }
+        self.tried = (now, self.app_end, self.fin_queued, self.msg_start[0]);
         self.tsq_throttled = false;
         match self.recovery {
             Recovery::Fast { .. } if self.sack_ok => self.send_sack_recovery(now, p, out),
