@@ -64,7 +64,7 @@ def soak(events: int, json_lines: bool = False) -> int:
     from .scenario import resolve
 
     path = BENCH_DIR / "dumbbell-dctcp-8.toml"
-    per_sim_second = 9.9e6  # events per simulated second of this scenario
+    per_sim_second = 6.0e6  # events per simulated second of this scenario
     sim_s = max(0.01, events / per_sim_second)
     resolved, _ = resolve(path, {"run.duration": f"{round(sim_s * 1e6)}us"})
     sim = _core.Simulation(json.dumps(resolved))
