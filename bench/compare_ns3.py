@@ -188,9 +188,13 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="a scenario name (repeatable)")
     ap.add_argument("--repeat", type=int, default=1, help="alternating runs per scenario; the fastest of each is kept")
     ap.add_argument("--json", action="store_true", help="one JSON line per scenario instead of the table")
+    ap.add_argument("--dcsim-exe", type=Path, help="a dcsim-rs to time instead of building target/release/dcsim-rs "
+                    "(e.g. target/pgo/release/dcsim-rs from bench/pgo.py)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
-    dcsim_exe = ROOT / "target" / "release" / "dcsim-rs"
+    dcsim_exe = args.dcsim_exe
+    if dcsim_exe is None:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
+        dcsim_exe = ROOT / "target" / "release" / "dcsim-rs"
     ns3_bins = _validation().build()
     names = args.only or list(SCENARIOS)
     unknown = [n for n in names if n not in SCENARIOS]
