@@ -357,8 +357,7 @@ impl Port {
         if lost {
             self.stats.link_losses += 1;
         } else {
-            first_on_wire = self.on_wire.is_empty();
-            self.on_wire.push_back((now + self.delay, id));
+            first_on_wire = self.put_on_wire(now + self.delay, id);
         }
         let (started_next, dropped) = self.start_next(now, pool, shared);
         TxDone { frame: id, lost, first_on_wire, started_next, dropped }
@@ -390,6 +389,15 @@ impl Port {
         self.release(bytes, None);
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes;
+    }
+
+    /// Frame `id` is on the link and its last bit arrives at `arrive`.
+    /// True if it is alone there: the caller schedules its arrival (later
+    /// ones are scheduled as each arrival pops the one before).
+    #[inline]
+    pub fn put_on_wire(&mut self, arrive: SimTime, id: PktId) -> bool {
+        self.on_wire.push_back((arrive, id));
+        self.on_wire.len() == 1
     }
 
     /// `bytes` leave the port's (and the switch's) buffer.

@@ -49,6 +49,15 @@ fn timeouts(out: &RunOutput) -> u64 {
     out.table("queries").u64("timeouts")[0]
 }
 
+/// A flows-table column summed over the flows.
+fn flows_sum(out: &RunOutput, col: &str) -> u64 {
+    out.table("flows").u64(col).iter().sum()
+}
+
+fn completion(out: &RunOutput) -> f64 {
+    out.table("queries").f64("completion_time")[0]
+}
+
 #[test]
 fn the_oracle_switch_needs_199_cells_to_avoid_loss_as_in_the_thesis() {
     let fits = incast(199, "oracle");
@@ -111,50 +120,49 @@ response_size = "{bytes}B"
 
 #[test]
 fn frto_detects_spurious_timeouts_and_undoes_them() {
-    let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
     let plain = deep_incast(32, 200_000, 1524, "", 0);
     let frto = deep_incast(32, 200_000, 1524, "frto = true", 0);
     assert_eq!(drops(&plain), 0, "no loss: every timeout is spurious");
-    assert!(sum(&plain, "timeouts") > 0 && sum(&plain, "retransmits") > 2 * sum(&plain, "timeouts"), "go-back-N resends whole windows");
+    assert!(flows_sum(&plain, "timeouts") > 0 && flows_sum(&plain, "retransmits") > 2 * flows_sum(&plain, "timeouts"), "go-back-N resends whole windows");
     // With F-RTO each spurious timeout costs one retransmission and is undone.
-    assert_eq!(sum(&frto, "spurious_timeouts"), sum(&frto, "timeouts"));
-    assert_eq!(sum(&frto, "retransmits"), sum(&frto, "timeouts"));
-    let done = |out: &RunOutput| out.table("queries").f64("completion_time")[0];
-    assert!(done(&frto) < done(&plain));
+    assert_eq!(flows_sum(&frto, "spurious_timeouts"), flows_sum(&frto, "timeouts"));
+    assert_eq!(flows_sum(&frto, "retransmits"), flows_sum(&frto, "timeouts"));
+    assert!(completion(&frto) < completion(&plain));
 }
 
 /// Seed 004 §6.3.2: FreeBSD undoes a timeout only if the next new ACK comes
 /// back within SRTT/2 of it; "other scenarios examined were not so lucky".
 #[test]
 fn bad_rexmit_undo_rescues_only_the_timeouts_whose_ack_returns_within_half_an_srtt() {
-    let sum = |out: &RunOutput, col: &str| out.table("flows").u64(col).iter().sum::<u64>();
-    let done = |out: &RunOutput| out.table("queries").f64("completion_time")[0];
     let plain = deep_incast(32, 200_000, 1524, "", 0);
     let bsd = deep_incast(32, 200_000, 1524, "bad_rexmit_undo = true", 0);
     let frto = deep_incast(32, 200_000, 1524, "frto = true", 0);
-    assert_eq!(sum(&bsd, "timeouts"), sum(&plain, "timeouts"));
-    let undone = sum(&bsd, "spurious_timeouts");
-    assert!(undone > 0 && undone < sum(&bsd, "timeouts"), "some timeouts undone, not all: {undone} of {}", sum(&bsd, "timeouts"));
-    assert!(sum(&frto, "retransmits") < sum(&bsd, "retransmits") && sum(&bsd, "retransmits") < sum(&plain, "retransmits"));
-    assert!(done(&frto) < done(&bsd) && done(&bsd) < done(&plain));
+    assert_eq!(flows_sum(&bsd, "timeouts"), flows_sum(&plain, "timeouts"));
+    let undone = flows_sum(&bsd, "spurious_timeouts");
+    assert!(undone > 0 && undone < flows_sum(&bsd, "timeouts"), "some timeouts undone, not all: {undone} of {}", flows_sum(&bsd, "timeouts"));
+    assert!(flows_sum(&frto, "retransmits") < flows_sum(&bsd, "retransmits") && flows_sum(&bsd, "retransmits") < flows_sum(&plain, "retransmits"));
+    assert!(completion(&frto) < completion(&bsd) && completion(&bsd) < completion(&plain));
 }
 
 #[test]
 fn bad_rexmit_undo_opens_no_window_under_a_coarse_clock() {
     // A 1 ms clock and a sub-millisecond SRTT: SRTT/2 is zero ticks, as in
     // FreeBSD with 1 ms ticks, so a genuine tail-loss timeout stands.
-    let (plain, bsd) = (incast_with(198, "oracle", ""), incast_with(198, "oracle", "bad_rexmit_undo = true"));
-    assert_eq!(timeouts(&bsd), 1);
-    assert_eq!(bsd.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
-    assert_eq!(plain.table("queries").f64("completion_time"), bsd.table("queries").f64("completion_time"));
+    genuine_tail_loss_timeout_stands("bad_rexmit_undo = true");
 }
 
 #[test]
 fn frto_leaves_a_genuine_tail_loss_timeout_alone() {
-    let (plain, frto) = (incast_with(198, "oracle", "frto = false"), incast_with(198, "oracle", "frto = true"));
-    assert_eq!(timeouts(&frto), 1);
-    assert_eq!(frto.table("flows").u64("spurious_timeouts").iter().sum::<u64>(), 0);
-    assert_eq!(plain.table("queries").f64("completion_time"), frto.table("queries").f64("completion_time"));
+    genuine_tail_loss_timeout_stands("frto = true");
+}
+
+/// 198 cells: one tail loss that only the RTO recovers; `undo` must not
+/// call that timeout spurious nor change the transaction.
+fn genuine_tail_loss_timeout_stands(undo: &str) {
+    let (plain, with) = (incast_with(198, "oracle", ""), incast_with(198, "oracle", undo));
+    assert_eq!(timeouts(&with), 1);
+    assert_eq!(flows_sum(&with, "spurious_timeouts"), 0);
+    assert_eq!(plain.table("queries").f64("completion_time"), with.table("queries").f64("completion_time"));
 }
 
 /// Seed 004 §6.3.3: junk data on the SYN puts a full frame's serialisation
@@ -163,7 +171,7 @@ fn frto_leaves_a_genuine_tail_loss_timeout_alone() {
 #[test]
 fn arrear_data_on_syn_measures_a_full_frame_and_avoids_spurious_timeouts() {
     let (plain, padded) = (deep_incast(32, 20_000, 1524, "frto = true", 0), deep_incast(32, 20_000, 1524, "frto = true", 1440));
-    let timeouts = |out: &RunOutput| out.table("flows").u64("timeouts").iter().sum::<u64>();
+    let timeouts = |out: &RunOutput| flows_sum(out, "timeouts");
     let min_rtt_ns = |out: &RunOutput| out.table("flows").f64("min_rtt").iter().fold(f64::MAX, |a, &b| a.min(b)) * 1e9;
     // The smallest responder sample (the other SYN-ACKs queue behind it):
     // SYN-ACK out, ACK back, two hops each way with a 4 us backplane, on a

@@ -734,8 +734,7 @@ impl<'a> World<'a> {
         if p.end_known_at_start {
             // Its last bit arrives at now + d + delay: on the wire already.
             let arrive = now + d + p.delay;
-            p.on_wire.push_back((arrive, id));
-            if p.on_wire.len() == 1 {
+            if p.put_on_wire(arrive, id) {
                 self.q.schedule(arrive, Ev::LinkArrive(port));
             }
             if p.queue_packets() > 0 {
