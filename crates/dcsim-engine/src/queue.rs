@@ -82,6 +82,16 @@ impl<E: Copy> EventQueue<E> {
         Some(SimTime((key >> 64) as u64))
     }
 
+    /// The next event, if any, without removing it (to prefetch its state
+    /// while the current one is handled).
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        match (self.near.0.first(), self.far.0.first()) {
+            (Some(a), Some(b)) => Some(if b.key < a.key { &b.ev } else { &a.ev }),
+            (a, b) => a.or(b).map(|e| &e.ev),
+        }
+    }
+
     /// Remove the earliest event and advance `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {

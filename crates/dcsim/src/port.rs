@@ -80,8 +80,11 @@ pub struct Port {
     /// Packets and bytes waiting, over all classes.
     queue_len: u64,
     queue_bytes: u64,
-    /// Frame being serialised, if any.
+    /// Frame being serialised, if any, and its wire bytes (kept here: with
+    /// `end_known_at_start` the frame may have arrived, been freed and its
+    /// slot reused by the time `settle` releases it).
     pub transmitting: Option<PktId>,
+    transmitting_bytes: u64,
     /// Frames propagating on the link: (arrival time of the last bit, packet).
     pub on_wire: VecDeque<(SimTime, PktId)>,
     /// Random loss on the wire: probability and the port's own stream.
@@ -134,6 +137,7 @@ impl Port {
             queue_len: 0,
             queue_bytes: 0,
             transmitting: None,
+            transmitting_bytes: 0,
             on_wire: VecDeque::new(),
             loss: None,
             shared: None,
@@ -311,6 +315,7 @@ impl Port {
             self.pass_phantom(now, pool.get_mut(id));
         }
         self.transmitting = Some(id);
+        self.transmitting_bytes = pool.get(id).wire_bytes as u64;
     }
 
     /// Take every waiting frame (the link failed); the caller frees them.
@@ -334,9 +339,9 @@ impl Port {
 
     /// Serialisation time of the frame now being transmitted.
     #[inline]
-    pub fn tx_duration(&self, pool: &PacketPool) -> Dur {
-        let id = self.transmitting.expect("a frame is being transmitted");
-        self.rate.tx_time(pool.get(id).wire_bytes as u64)
+    pub fn tx_duration(&self) -> Dur {
+        debug_assert!(self.transmitting.is_some(), "a frame is being transmitted");
+        self.rate.tx_time(self.transmitting_bytes)
     }
 
     /// The current frame finished serialising: put it on the wire (unless
@@ -344,10 +349,9 @@ impl Port {
     #[inline]
     pub fn finish_tx(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
-        let bytes = pool.get(id).wire_bytes as u64;
-        self.release(bytes, shared.as_deref_mut());
+        self.release(self.transmitting_bytes, shared.as_deref_mut());
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += bytes;
+        self.stats.tx_bytes += self.transmitting_bytes;
         let lost = !self.up
             || match &mut self.loss {
                 Some((p, rng)) => rng.next_f64() < *p,
@@ -367,28 +371,27 @@ impl Port {
     /// serialising (its TxDone event); start the next one if any.
     #[inline]
     pub fn finish_on_wire(&mut self, now: SimTime, pool: &mut PacketPool) -> (bool, u32) {
-        self.end_frame(pool);
+        self.end_frame();
         self.start_next(now, pool, None)
     }
 
     /// With `end_known_at_start`: if the frame that started without a TxDone
     /// event has ended by `now`, release it, as its TxDone would have.
     #[inline]
-    pub fn settle(&mut self, now: SimTime, pool: &PacketPool) {
+    pub fn settle(&mut self, now: SimTime) {
         if let Some(t) = self.idle_at.filter(|&t| t <= now) {
             self.idle_at = None;
-            self.end_frame(pool);
+            self.end_frame();
             self.aqm.on_idle(t);
         }
     }
 
     #[inline]
-    fn end_frame(&mut self, pool: &PacketPool) {
-        let id = self.transmitting.take().expect("a frame is being transmitted");
-        let bytes = pool.get(id).wire_bytes as u64;
-        self.release(bytes, None);
+    fn end_frame(&mut self) {
+        self.transmitting.take().expect("a frame is being transmitted");
+        self.release(self.transmitting_bytes, None);
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += bytes;
+        self.stats.tx_bytes += self.transmitting_bytes;
     }
 
     /// Frame `id` is on the link and its last bit arrives at `arrive`.

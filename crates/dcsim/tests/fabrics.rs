@@ -86,7 +86,8 @@ fn ecmp_spreads_flows_evenly_over_equal_cost_paths() {
 
 #[test]
 fn spraying_uses_every_uplink_for_one_flow() {
-    let text = format!("{}\n[switch]\nrouting = \"spray\"\nbuffer = \"1000pkt\"\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 31\nsize = \"2MB\"\n", LEAFSPINE.replace("1ms", "20ms"));
+    // Run the full 20 ms (past the flow's end) so that no frame is left in flight.
+    let text = format!("{}\n[switch]\nrouting = \"spray\"\nbuffer = \"1000pkt\"\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 31\nsize = \"2MB\"\n", LEAFSPINE.replace("\"1ms\"", "\"20ms\"\nstop_when_done = false"));
     let out = run(&scenario(&text), None).unwrap();
     let ports = out.table("ports");
     let (Some(Col::Str(node)), Some(Col::Str(peer))) = (ports.get("node_name"), ports.get("peer_name")) else { panic!() };
@@ -96,12 +97,34 @@ fn spraying_uses_every_uplink_for_one_flow() {
     let (lo, hi) = (*up.iter().min().unwrap(), *up.iter().max().unwrap());
     assert!(lo > 0 && hi - lo <= 1, "round robin over 4 uplinks: {up:?}");
     assert_eq!(out.table("flows").u64("delivered")[0], 2_000_000);
+    switches_send_what_they_receive(&out);
     // With ECMP the same flow uses one uplink.
     let out = run(&scenario(&text.replace("\"spray\"", "\"ecmp\"")), None).unwrap();
     let ports = out.table("ports");
     let tx = ports.u64("tx_packets");
     let used = (0..node.len()).filter(|&i| node[i] == "leaf0" && peer[i].starts_with("spine") && tx[i] > 0).count();
     assert_eq!(used, 1);
+    switches_send_what_they_receive(&out);
+}
+
+/// A run that ended with nothing in flight and no drops: every switch sent on its ports the
+/// frames and bytes its peers sent to it (the ports table counts each frame
+/// once, with its own size, even when its slot was reused before the
+/// port's books were settled).
+fn switches_send_what_they_receive(out: &dcsim::RunOutput) {
+    let ports = out.table("ports");
+    let (Some(Col::U32(node)), Some(Col::U32(peer))) = (ports.get("node"), ports.get("peer")) else { panic!() };
+    let Some(Col::Str(kind)) = ports.get("node_kind") else { panic!() };
+    assert_eq!(out.summary["packets_in_flight"], 0);
+    assert_eq!(ports.u64("drops").iter().sum::<u64>(), 0);
+    for col in ["tx_packets", "tx_bytes"] {
+        let tx = ports.u64(col);
+        for sw in (0..ports.rows()).filter(|&p| kind[p] == "switch").map(|p| node[p]) {
+            let sent: u64 = (0..ports.rows()).filter(|&p| node[p] == sw).map(|p| tx[p]).sum();
+            let received: u64 = (0..ports.rows()).filter(|&p| peer[p] == sw).map(|p| tx[p]).sum();
+            assert_eq!(sent, received, "switch {sw}: {col}");
+        }
+    }
 }
 
 #[test]
@@ -244,4 +267,44 @@ size = "inf"
     let out2 = run(&scenario(&permanent), None).unwrap();
     assert!(out2.table("ports").u64("tx_packets")[uplink] < tx[uplink]);
     assert!(out2.table("flows").u64("delivered")[0] as f64 * 8.0 / 0.03 > 8e9);
+}
+
+#[test]
+fn a_large_fat_tree_runs_repeatably_and_accounts_for_every_packet() {
+    // k = 8 (768 ports): large enough that the run loop prefetches each
+    // next event's port, frame or endpoint (a hint that must change nothing).
+    let toml = r#"
+[run]
+duration = "3ms"
+[topology]
+type = "fattree"
+k = 8
+link_rate = "10Gbps"
+host_delay = "1us"
+edge_agg_delay = "1us"
+agg_core_delay = "1us"
+[switch]
+buffer = "100pkt"
+aqm = { type = "dctcp", k = "65pkt" }
+[tcp]
+cc = "dctcp"
+min_rto = "1ms"
+[[workload]]
+type = "poisson"
+size = { points = [[0.0, 0.0], [10000.0, 0.5], [1000000.0, 1.0]] }
+load = 0.5
+load_reference = "host"
+pattern = "all_to_all"
+"#;
+    let s = scenario(toml);
+    assert!(Network::build(&s).ports.len() >= 320);
+    let a = run(&s, None).unwrap();
+    let b = run(&s, None).unwrap();
+    let n = |o: &dcsim::RunOutput, k: &str| o.summary[k].as_u64().unwrap();
+    for k in ["events", "packets_created", "packets_delivered", "packets_dropped", "flows_completed"] {
+        assert_eq!(n(&a, k), n(&b, k), "{k}");
+    }
+    assert_eq!(n(&a, "packets_created"), n(&a, "packets_delivered") + n(&a, "packets_dropped") + n(&a, "packets_in_flight"));
+    assert!(n(&a, "flows_completed") > 100, "{}", n(&a, "flows_completed"));
+    assert_eq!(a.table("flows").u64("delivered"), b.table("flows").u64("delivered"));
 }

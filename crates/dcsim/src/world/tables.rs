@@ -251,7 +251,7 @@ impl World<'_> {
     pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
         let now = self.q.now();
         for p in &mut self.net.ports {
-            p.settle(now, &self.pool);
+            p.settle(now);
         }
         let flows = self.flows_table();
         let queries = self.queries_table();
