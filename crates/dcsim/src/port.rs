@@ -309,13 +309,21 @@ impl Port {
     }
 
     /// `id` leaves the queue for the wire: a departure-side phantom queue sees it here.
-    #[inline]
+    #[inline(always)]
     fn begin_tx(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) {
-        if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Departure) {
-            self.pass_phantom(now, pool.get_mut(id));
+        if self.pq.is_some() {
+            self.depart_phantom(now, pool.get_mut(id));
         }
         self.transmitting = Some(id);
         self.transmitting_bytes = pool.get(id).wire_bytes as u64;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn depart_phantom(&mut self, now: SimTime, pkt: &mut Packet) {
+        if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Departure) {
+            self.pass_phantom(now, pkt);
+        }
     }
 
     /// Take every waiting frame (the link failed); the caller frees them.

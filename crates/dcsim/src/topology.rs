@@ -318,12 +318,18 @@ impl Network {
     }
 
     /// The (start, count) range of `fib_ports` switch `switch` uses toward `dst`.
-    #[inline]
+    #[inline(always)]
     fn fib_entry(&self, switch: u32, dst: u32) -> (u32, u32) {
         let s = (switch - self.num_hosts) as usize;
         if !self.fib_dense.is_empty() {
             return self.fib_dense[s * self.num_hosts as usize + dst as usize];
         }
+        self.fib_run_entry(s, dst)
+    }
+
+    /// `fib_entry` in a large network: binary search of the switch's runs.
+    #[inline(never)]
+    fn fib_run_entry(&self, s: usize, dst: u32) -> (u32, u32) {
         let runs = &self.fib_runs[self.fib_at[s] as usize..self.fib_at[s + 1] as usize];
         let (_, start, count) = runs[runs.partition_point(|r| r.0 <= dst) - 1];
         (start, count)

@@ -749,7 +749,7 @@ impl<'a> World<'a> {
     }
 
     /// A port begins serialising its current frame.
-    #[inline]
+    #[inline(always)]
     fn start_tx(&mut self, now: SimTime, port: u32) {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_duration();
@@ -768,6 +768,15 @@ impl<'a> World<'a> {
         } else {
             self.q.schedule(now + d, Ev::TxDone(port));
         }
+        if !self.captures.is_empty() || !self.voqs.is_empty() {
+            self.started_tx_extras(now, port, node, id);
+        }
+    }
+
+    /// What else a frame's start concerns: a capture on the link, a VOQ's cells.
+    #[cold]
+    #[inline(never)]
+    fn started_tx_extras(&mut self, now: SimTime, port: u32, node: u32, id: PktId) {
         if !self.captures.is_empty() {
             self.capture(now, port, id);
         }
@@ -883,12 +892,17 @@ impl<'a> World<'a> {
     }
 
     /// A host's packet goes to its NIC queue, through the pacer if there is one.
-    #[inline]
+    #[inline(always)]
     fn send_to_nic(&mut self, now: SimTime, host: u32, id: PktId) {
         if self.pacers.is_empty() {
             let nic = self.net.nic(host);
             return self.enqueue(now, nic, id);
         }
+        self.send_to_pacer(now, host, id);
+    }
+
+    #[inline(never)]
+    fn send_to_pacer(&mut self, now: SimTime, host: u32, id: PktId) {
         let pkt = self.pool.get(id);
         let (bytes, echo, ep) = (pkt.wire_bytes as u64, pkt.got_ecn_echo, pkt.conn * 2 + pkt.side as u32);
         match self.pacers[host as usize].offer(now, id, bytes, echo, &mut self.pacer_flows[ep as usize]) {
