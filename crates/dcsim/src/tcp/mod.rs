@@ -562,6 +562,7 @@ impl Endpoint {
     }
 
     /// Attach ACK fields (ack number, window, ECE, SACK blocks) to `pkt`.
+    #[inline(always)]
     fn fill_ack(&mut self, pkt: &mut Packet, p: &TcpParams) {
         pkt.flags |= flags::ACK;
         pkt.ack = self.rcv_nxt;
@@ -579,19 +580,25 @@ impl Endpoint {
             pkt.flags |= flags::ECE;
         }
         if self.sack_ok && !self.ooo.is_empty() {
-            let max = if self.ts_ok { MAX_SACK_BLOCKS_TS } else { MAX_SACK_BLOCKS };
-            for &(a, b) in self.recent_blocks.iter() {
-                if pkt.nsack as usize == max || a >= b {
-                    break;
-                }
-                pkt.push_sack(a, b);
-            }
+            self.fill_sack(pkt);
         }
         self.last_ack_sent = self.rcv_nxt;
         self.acked_anything = true;
         self.unacked_segments = 0;
         self.ack_now = false;
         self.delack_timer.cancel();
+    }
+
+    /// SACK blocks, most recent first (RFC 2018 §4), as many as fit.
+    #[inline(never)]
+    fn fill_sack(&self, pkt: &mut Packet) {
+        let max = if self.ts_ok { MAX_SACK_BLOCKS_TS } else { MAX_SACK_BLOCKS };
+        for &(a, b) in self.recent_blocks.iter() {
+            if pkt.nsack as usize == max || a >= b {
+                break;
+            }
+            pkt.push_sack(a, b);
+        }
     }
 
     fn send_syn(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut, synack: bool) {
