@@ -901,6 +901,7 @@ impl<'a> World<'a> {
         self.send_to_pacer(now, host, id);
     }
 
+    /// A host's packet offered to its pacer (HULL): sent, held or dropped.
     #[inline(never)]
     fn send_to_pacer(&mut self, now: SimTime, host: u32, id: PktId) {
         let pkt = self.pool.get(id);
@@ -1069,7 +1070,8 @@ pub fn run(s: &Scenario, progress: Option<&Progress>) -> Result<RunOutput, RunEr
 /// (at most 258 ports, all in cache) would pay ~4 % more instructions.
 const PREFETCH_MIN_PORTS: usize = 320;
 
-/// Hint the CPU to bring `x`'s first cache lines in (no effect on results).
+/// Hint the CPU to bring `x` (up to its first 8 cache lines) into the cache.
+/// No effect on results; a no-op on other architectures than x86-64.
 #[inline(always)]
 fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
