@@ -128,7 +128,7 @@ pub struct Rate {
 impl Rate {
     pub const fn from_bps(bps: u64) -> Rate {
         const PS_BITS: u64 = 8 * PS_PER_S;
-        let ps_per_byte = if bps > 0 && PS_BITS % bps == 0 { PS_BITS / bps } else { 0 };
+        let ps_per_byte = if bps > 0 && PS_BITS.is_multiple_of(bps) { PS_BITS / bps } else { 0 };
         Rate { bps, ps_per_byte }
     }
     pub const fn from_gbps(g: u64) -> Rate {

@@ -322,7 +322,7 @@ impl<'a> World<'a> {
                 && p.hscc.is_none()
                 && p.pq.is_none()
                 && !(host_port && w.tsq_limit > 0)
-                && !(!host_port && s.switch.voq.is_some());
+                && (host_port || s.switch.voq.is_none());
         }
         w.install_workloads();
         if let Some(d) = s.run.duration {
