@@ -273,16 +273,7 @@ size = "inf"
 fn a_large_fat_tree_runs_repeatably_and_accounts_for_every_packet() {
     // k = 8 (768 ports): large enough that the run loop prefetches each
     // next event's port, frame or endpoint (a hint that must change nothing).
-    let toml = r#"
-[run]
-duration = "3ms"
-[topology]
-type = "fattree"
-k = 8
-link_rate = "10Gbps"
-host_delay = "1us"
-edge_agg_delay = "1us"
-agg_core_delay = "1us"
+    let workload = r#"
 [switch]
 buffer = "100pkt"
 aqm = { type = "dctcp", k = "65pkt" }
@@ -296,7 +287,8 @@ load = 0.5
 load_reference = "host"
 pattern = "all_to_all"
 "#;
-    let s = scenario(toml);
+    let toml = format!("{}{workload}", FATTREE4.replace("k = 4", "k = 8").replace("\"1ms\"", "\"3ms\""));
+    let s = scenario(&toml);
     assert!(Network::build(&s).ports.len() >= 320);
     let a = run(&s, None).unwrap();
     let b = run(&s, None).unwrap();
