@@ -539,11 +539,9 @@ impl<'a> World<'a> {
                     TimerKind::DelAck => &mut e.delack_timer,
                 };
                 if timer.fire(now, gen) {
-                    let mut out = std::mem::take(&mut self.out);
-                    out.clear();
-                    out.tsq_room = self.tsq_room(ep, &[]);
-                    self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut out);
-                    self.out = out;
+                    self.out.clear();
+                    self.out.tsq_room = self.tsq_room(ep, &[]);
+                    self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut self.out);
                 }
                 self.after_tcp(now, ep);
             }
@@ -810,13 +808,11 @@ impl<'a> World<'a> {
         let pkt = self.pool.get(id);
         let ep = pkt.conn * 2 + (1 - pkt.side as u32);
         debug_assert_eq!(self.eps[ep as usize].host, host);
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        out.tsq_room = self.tsq_room(ep, &[]);
+        self.out.clear();
+        self.out.tsq_room = self.tsq_room(ep, &[]);
         // The packet is read in place (no copy) and freed once handled.
-        self.eps[ep as usize].on_packet(now, self.pool.get(id), &self.tcp, &mut out);
+        self.eps[ep as usize].on_packet(now, self.pool.get(id), &self.tcp, &mut self.out);
         self.pool.free(id);
-        self.out = out;
         self.after_tcp(now, ep);
     }
 
@@ -828,16 +824,17 @@ impl<'a> World<'a> {
         if delivered > 0 || established {
             self.app_react(now, ep, delivered, established);
         }
-        let mut out = std::mem::take(&mut self.out);
-        out.tsq_room = self.tsq_room(ep, &out.packets);
-        self.eps[ep as usize].flush(now, &self.tcp, &mut out);
-        out.tsq_room = None;
-        for pkt in out.packets.drain(..) {
+        self.out.tsq_room = self.tsq_room(ep, &self.out.packets);
+        self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
+        self.out.tsq_room = None;
+        self.out.delivered = 0;
+        self.out.established = false;
+        // Only the packets leave `out` while they are injected.
+        let mut packets = std::mem::take(&mut self.out.packets);
+        for pkt in packets.drain(..) {
             self.inject(now, pkt);
         }
-        out.delivered = 0;
-        out.established = false;
-        self.out = out;
+        self.out.packets = packets;
         let e = &mut self.eps[ep as usize];
         if let Some((t, gen)) = e.rto_timer.needs_event() {
             self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rto, gen });
@@ -979,14 +976,12 @@ impl<'a> World<'a> {
             }
         }
         let ep = conn * 2;
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
+        self.out.clear();
         let e = &mut self.eps[ep as usize];
         e.dscp = dscp;
         // A long-lived flow writes "forever" (far more than any run can send).
         e.write(size.unwrap_or(u64::MAX / 4), size.is_some() && !persistent);
-        e.open(now, &self.tcp, &mut out);
-        self.out = out;
+        e.open(now, &self.tcp, &mut self.out);
         self.after_tcp(now, ep);
     }
 
