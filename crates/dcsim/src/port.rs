@@ -103,6 +103,17 @@ pub struct Port {
     /// With `end_known_at_start`: the frame being serialised ends then, and
     /// no TxDone event is pending for it (`settle` releases it lazily).
     pub idle_at: Option<SimTime>,
+    /// With `end_known_at_start` and one FIFO: a queued frame's start is
+    /// fixed when it is queued (once the frames before it are sent), so it
+    /// goes on the wire then and no frame's end needs an event; `settle`
+    /// starts the queued frames as they fall due. Set where nothing reads
+    /// the queue's length at an arrival (no AQM, no buffer limit).
+    pub start_known_at_enqueue: bool,
+    /// With `start_known_at_enqueue`: the queued frames and their wire bytes
+    /// (the frames may have arrived and been freed by the time they are
+    /// settled), and when the last of them ends.
+    committed: VecDeque<(PktId, u64)>,
+    pub busy_until: SimTime,
     pub stats: PortStats,
 }
 
@@ -145,6 +156,9 @@ impl Port {
             held_bytes: 0,
             end_known_at_start: false,
             idle_at: None,
+            start_known_at_enqueue: false,
+            committed: VecDeque::new(),
+            busy_until: SimTime::ZERO,
             stats: PortStats::default(),
         }
     }
@@ -232,9 +246,14 @@ impl Port {
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
-        match &mut self.classes {
-            Some(c) => c.push(class, id, size),
-            None => self.queue.push_back(id),
+        if self.start_known_at_enqueue {
+            self.busy_until += self.rate.tx_time(size);
+            self.committed.push_back((id, size));
+        } else {
+            match &mut self.classes {
+                Some(c) => c.push(class, id, size),
+                None => self.queue.push_back(id),
+            }
         }
         self.queue_len += 1;
         self.queue_bytes += size;
@@ -384,14 +403,39 @@ impl Port {
     }
 
     /// With `end_known_at_start`: if the frame that started without a TxDone
-    /// event has ended by `now`, release it, as its TxDone would have.
+    /// event has ended by `now`, release it, as its TxDone would have, and
+    /// (`start_known_at_enqueue`) start the committed frames due by `now`.
+    /// A frame that ends at `now` has left before one that arrives at `now`.
     #[inline]
     pub fn settle(&mut self, now: SimTime) {
         if let Some(t) = self.idle_at.filter(|&t| t <= now) {
             self.idle_at = None;
             self.end_frame();
-            self.aqm.on_idle(t);
+            if self.committed.is_empty() {
+                self.aqm.on_idle(t);
+            } else {
+                self.start_committed(t, now);
+            }
         }
+    }
+
+    /// Start the committed frames, the first at `t`, until one is still being sent at `now`.
+    #[inline(never)]
+    fn start_committed(&mut self, mut t: SimTime, now: SimTime) {
+        while let Some((id, bytes)) = self.committed.pop_front() {
+            self.queue_len -= 1;
+            self.queue_bytes -= bytes;
+            self.transmitting = Some(id);
+            self.transmitting_bytes = bytes;
+            let end = t + self.rate.tx_time(bytes);
+            if end > now {
+                self.idle_at = Some(end);
+                return;
+            }
+            self.end_frame();
+            t = end;
+        }
+        self.aqm.on_idle(t);
     }
 
     #[inline]

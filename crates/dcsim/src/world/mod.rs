@@ -9,7 +9,8 @@ use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
 use crate::pacer::{Admit, HullPacer, PacerFlow};
 use crate::packet::{flags, Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
-use crate::port::Offer;
+use crate::aqm::Aqm;
+use crate::port::{Capacity, Offer};
 use crate::results::{Col, Table};
 use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
 use crate::topology::{streams, Network, NodeKind};
@@ -323,6 +324,16 @@ impl<'a> World<'a> {
                 && p.pq.is_none()
                 && !(host_port && w.tsq_limit > 0)
                 && (host_port || s.switch.voq.is_none());
+            // Queued frames start lazily where the queue's length decides
+            // nothing (no AQM, no buffer limit: host NICs by default), so a
+            // frame's end and another's arrival in the same picosecond may
+            // come in either order without changing the run. A capture
+            // records each frame as it starts: that needs the start as an event.
+            p.start_known_at_enqueue = p.end_known_at_start
+                && p.classes.is_none()
+                && matches!(p.aqm, Aqm::DropTail)
+                && matches!(p.capacity, Capacity::Unlimited)
+                && s.output.pcap.is_empty();
         }
         w.install_workloads();
         if let Some(d) = s.run.duration {
@@ -473,6 +484,7 @@ impl<'a> World<'a> {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::TxDone(port) if self.net.ports[port as usize].end_known_at_start => {
@@ -594,7 +606,10 @@ impl<'a> World<'a> {
                     self.sample_voqs(t);
                 }
                 for &p in &self.sampled_ports {
-                    let port = &self.net.ports[p as usize];
+                    let port = &mut self.net.ports[p as usize];
+                    if port.end_known_at_start {
+                        port.settle(now);
+                    }
                     self.samples.time.push(t);
                     self.samples.port.push(p);
                     self.samples.bytes.push(port.queue_bytes());
@@ -735,6 +750,15 @@ impl<'a> World<'a> {
                 self.pool.free(id);
                 self.packets_dropped += 1 + evicted as u64;
             }
+            Offer::Queued { evicted } if self.net.ports[port as usize].start_known_at_enqueue => {
+                self.packets_dropped += evicted as u64;
+                // It is sent right after the frames before it: on the wire already.
+                let p = &mut self.net.ports[port as usize];
+                let arrive = p.busy_until + p.delay;
+                if p.put_on_wire(arrive, id) {
+                    self.q.schedule(arrive, Ev::LinkArrive(port, id));
+                }
+            }
             Offer::Queued { evicted } => {
                 self.packets_dropped += evicted as u64;
                 // A frame now waits behind one whose end has no event yet.
@@ -758,7 +782,8 @@ impl<'a> World<'a> {
             if p.put_on_wire(arrive, id) {
                 self.q.schedule(arrive, Ev::LinkArrive(port, id));
             }
-            if p.queue_packets() > 0 {
+            p.busy_until = now + d;
+            if p.queue_packets() > 0 && !p.start_known_at_enqueue {
                 self.q.schedule(now + d, Ev::TxDone(port));
             } else {
                 p.idle_at = Some(now + d);
