@@ -1,6 +1,7 @@
 //! Property tests over random small scenarios: every finite flow completes
 //! (TCP recovers from any loss pattern), packets are conserved, queues never
-//! exceed their capacity, and the same seed gives the same results.
+//! exceed their capacity, the same seed gives the same results, and a packet
+//! capture does not change them.
 
 use dcsim::results::Table;
 use dcsim::world::World;
