@@ -111,8 +111,9 @@ pub struct Port {
     pub start_known_at_enqueue: bool,
     /// With `start_known_at_enqueue`: the queued frames and their wire bytes
     /// (the frames may have arrived and been freed by the time they are
-    /// settled), and when the last of them ends.
+    /// settled).
     committed: VecDeque<(PktId, u64)>,
+    /// When the last frame started or committed ends (`start_known_at_enqueue`).
     pub busy_until: SimTime,
     pub stats: PortStats,
 }
