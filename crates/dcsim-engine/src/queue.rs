@@ -2,7 +2,8 @@
 //!
 //! The sequence number is assigned at scheduling time, so events for the same
 //! instant pop in the order they were pushed. This is what makes a run
-//! deterministic regardless of heap internals.
+//! deterministic regardless of heap internals. Events pushed with
+//! `schedule_first` come before all others of their instant.
 //!
 //! Events due soon (a frame's arrival, the end of its serialisation) and
 //! events due later (retransmission timers, flow arrivals) live in two
@@ -14,13 +15,18 @@ use crate::time::SimTime;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    /// (time << 0, seq) packed so that one u128 comparison orders entries.
+    /// (time << 64 | later << 63 | seq) packed so that one u128 comparison
+    /// orders entries.
     key: u128,
     ev: E,
 }
 
 /// Events due at least this far ahead go to the far heap.
 const FAR: u64 = 100_000_000; // 100 us in ps
+
+/// Key bit of events pushed with `schedule`: they follow those pushed with
+/// `schedule_first` for the same instant.
+const LATER: u128 = 1 << 63;
 
 /// Min-heap of events. `E` is a small `Copy` enum defined by the user.
 pub struct EventQueue<E: Copy> {
@@ -65,8 +71,20 @@ impl<E: Copy> EventQueue<E> {
     /// Schedule `ev` at `at`. Scheduling in the past is a logic error.
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: E) {
+        self.push(at, LATER, ev);
+    }
+
+    /// Schedule `ev` at `at`, ahead of every event `schedule`d for the same
+    /// instant (and after those `schedule_first`ed before it).
+    #[inline]
+    pub fn schedule_first(&mut self, at: SimTime, ev: E) {
+        self.push(at, 0, ev);
+    }
+
+    #[inline(always)]
+    fn push(&mut self, at: SimTime, later: u128, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        let key = ((at.0 as u128) << 64) | later | self.seq as u128;
         self.seq += 1;
         let heap = if at.0 - self.now.0 >= FAR { &mut self.far } else { &mut self.near };
         heap.push(Entry { key, ev });
@@ -184,6 +202,20 @@ mod tests {
             assert_eq!(q.pop(), Some((SimTime(5), i)));
         }
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn events_scheduled_first_lead_their_instant() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(5), 0);
+        q.schedule_first(SimTime(5), 1);
+        q.schedule(SimTime(4), 2);
+        q.schedule_first(SimTime(5), 3);
+        q.schedule(SimTime(5), 4);
+        q.schedule_first(SimTime(5 + FAR), 5);
+        q.schedule(SimTime(5 + FAR), 6);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, [2, 1, 3, 0, 4, 5, 6]);
     }
 
     #[test]

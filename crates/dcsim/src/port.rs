@@ -106,8 +106,9 @@ pub struct Port {
     /// With `end_known_at_start` and one FIFO: a queued frame's start is
     /// fixed when it is queued (once the frames before it are sent), so it
     /// goes on the wire then and no frame's end needs an event; `settle`
-    /// starts the queued frames as they fall due. Set where nothing reads
-    /// the queue's length at an arrival (no AQM, no buffer limit).
+    /// starts the queued frames as they fall due (an arrival settles the
+    /// port before it reads the queue). Set where nothing judges a frame
+    /// as it leaves (no classes, no sojourn-time AQM).
     pub start_known_at_enqueue: bool,
     /// With `start_known_at_enqueue`: the queued frames and their wire bytes
     /// (the frames may have arrived and been freed by the time they are

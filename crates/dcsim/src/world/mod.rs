@@ -9,8 +9,7 @@ use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
 use crate::pacer::{Admit, HullPacer, PacerFlow};
 use crate::packet::{flags, Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
-use crate::aqm::Aqm;
-use crate::port::{Capacity, Offer};
+use crate::port::Offer;
 use crate::results::{Col, Table};
 use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
 use crate::topology::{streams, Network, NodeKind};
@@ -324,15 +323,16 @@ impl<'a> World<'a> {
                 && p.pq.is_none()
                 && !(host_port && w.tsq_limit > 0)
                 && (host_port || s.switch.voq.is_none());
-            // Queued frames start lazily where the queue's length decides
-            // nothing (no AQM, no buffer limit: host NICs by default), so a
-            // frame's end and another's arrival in the same picosecond may
-            // come in either order without changing the run. A capture
-            // records each frame as it starts: that needs the start as an event.
+            // Queued frames start lazily where one FIFO serves them and
+            // nothing judges a frame as it leaves (no sojourn-time AQM):
+            // their starts are then fixed at enqueue. An arrival settles the
+            // port first, so a frame that ends in the picosecond another
+            // arrives has left before it, as with TxDone events, which run
+            // first in their picosecond. A capture records each frame as it
+            // starts: that needs the start as an event (and changes nothing else).
             p.start_known_at_enqueue = p.end_known_at_start
                 && p.classes.is_none()
-                && matches!(p.aqm, Aqm::DropTail)
-                && matches!(p.capacity, Capacity::Unlimited)
+                && !p.aqm.at_dequeue()
                 && s.output.pcap.is_empty();
         }
         w.install_workloads();
@@ -763,7 +763,7 @@ impl<'a> World<'a> {
                 self.packets_dropped += evicted as u64;
                 // A frame now waits behind one whose end has no event yet.
                 if let Some(t) = self.net.ports[port as usize].idle_at.take() {
-                    self.q.schedule(t, Ev::TxDone(port));
+                    self.q.schedule_first(t, Ev::TxDone(port));
                 }
             }
             Offer::StartTx => self.start_tx(now, port),
@@ -784,7 +784,8 @@ impl<'a> World<'a> {
             }
             p.busy_until = now + d;
             if p.queue_packets() > 0 && !p.start_known_at_enqueue {
-                self.q.schedule(now + d, Ev::TxDone(port));
+                // Ahead of its picosecond's arrivals, as `settle` has it.
+                self.q.schedule_first(now + d, Ev::TxDone(port));
             } else {
                 p.idle_at = Some(now + d);
             }
