@@ -175,10 +175,55 @@ impl Port {
         self.queue_bytes
     }
 
+    /// `offer` at a port that starts its frames lazily
+    /// (`start_known_at_enqueue`: one FIFO, link always up, no phantom
+    /// queue, HSCC, shared buffer or sojourn-time AQM): the same admission
+    /// without the branches that cannot apply there.
+    #[inline]
+    pub fn offer_lazy(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) -> Offer {
+        let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
+        let pkt = pool.get_mut(id);
+        let size = pkt.wire_bytes as u64;
+        match self.aqm.on_enqueue(now, view, pkt.ecn.is_ect()) {
+            Verdict::Drop => {
+                self.stats.drops += 1;
+                return Offer::Dropped { evicted: 0 };
+            }
+            Verdict::Mark => self.mark(pkt),
+            Verdict::Enqueue => {}
+        }
+        pkt.enqueued_at = now;
+        if !self.fits(size, 0.0) {
+            self.stats.drops += 1;
+            return Offer::Dropped { evicted: 0 };
+        }
+        self.held_bytes += size;
+        self.stats.enqueued += 1;
+        if self.transmitting.is_none() && self.queue_len == 0 {
+            self.begin_tx(now, id, pool);
+            return Offer::StartTx;
+        }
+        // Sent right after the frames before it: its start is known now.
+        self.busy_until += self.rate.tx_time(size);
+        self.committed.push_back((id, size));
+        self.count_queued(size);
+        Offer::Queued { evicted: 0 }
+    }
+
+    #[inline]
+    fn count_queued(&mut self, size: u64) {
+        self.queue_len += 1;
+        self.queue_bytes += size;
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue_len);
+    }
+
     /// Admission: AQM verdict, then the capacity check (tail drop, or a
-    /// push-out under strict priority).
+    /// push-out under strict priority). Not for a port that starts its
+    /// frames lazily (`offer_lazy`).
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> Offer {
+        debug_assert!(!self.start_known_at_enqueue, "offer_lazy's port");
         if !self.up {
             self.stats.drops += 1;
             return Offer::Dropped { evicted: 0 };
@@ -248,19 +293,11 @@ impl Port {
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
-        if self.start_known_at_enqueue {
-            self.busy_until += self.rate.tx_time(size);
-            self.committed.push_back((id, size));
-        } else {
-            match &mut self.classes {
-                Some(c) => c.push(class, id, size),
-                None => self.queue.push_back(id),
-            }
+        match &mut self.classes {
+            Some(c) => c.push(class, id, size),
+            None => self.queue.push_back(id),
         }
-        self.queue_len += 1;
-        self.queue_bytes += size;
-        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue_len);
+        self.count_queued(size);
         self.queue_changed(now);
         Offer::Queued { evicted }
     }

@@ -741,8 +741,13 @@ impl<'a> World<'a> {
         if p.end_known_at_start {
             p.settle(now);
         }
-        let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
-        match p.offer(now, id, &mut self.pool, shared) {
+        let offer = if p.start_known_at_enqueue {
+            p.offer_lazy(now, id, &mut self.pool)
+        } else {
+            let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
+            p.offer(now, id, &mut self.pool, shared)
+        };
+        match offer {
             Offer::Dropped { evicted } => {
                 if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, id, false);
