@@ -552,7 +552,7 @@ impl Endpoint {
     fn ts_sample(&mut self, now: SimTime, tsecr: u32, p: &TcpParams) -> Option<Dur> {
         match (&mut self.arrear, &p.arrear) {
             (Some(a), Some(ap)) => a.pair(now, tsecr, ap),
-            _ => Some(p.rtt.sample_from_ticks(now, tsecr)),
+            _ => p.rtt.sample_from_ticks(now, tsecr),
         }
     }
 
@@ -769,8 +769,8 @@ impl Endpoint {
             if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
                 self.rtt.sample(r);
             }
-        } else if let Some((_, t)) = timed {
-            self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+        } else if let Some(r) = timed.and_then(|(_, t)| p.rtt.sample_from_ticks(now, t)) {
+            self.rtt.sample(r);
         }
     }
 
@@ -1013,7 +1013,9 @@ impl Endpoint {
                 }
             } else if let Some((seq, t)) = self.timed {
                 if ack >= seq {
-                    self.rtt.sample(p.rtt.sample_from_ticks(now, t));
+                    if let Some(r) = p.rtt.sample_from_ticks(now, t) {
+                        self.rtt.sample(r);
+                    }
                     self.timed = None;
                 }
             }

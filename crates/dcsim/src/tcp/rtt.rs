@@ -25,11 +25,17 @@ impl RttParams {
     pub fn tick(&self, now: SimTime) -> u32 {
         (now.ps() / self.granularity.ps()) as u32
     }
-    /// Quantised sample from a tick difference.
+    /// Quantised sample from a tick difference, or None if `stamped` is
+    /// later than now in modulo-2^32 tick order: a TSecr "in the future",
+    /// which FreeBSD's tcp_input treats as absent and Linux's
+    /// tcp_rtt_tsopt_us discards (only a forged or corrupted echo has one).
     #[inline]
-    pub fn sample_from_ticks(&self, now: SimTime, stamped: u32) -> Dur {
-        let ticks = self.tick(now).wrapping_sub(stamped).max(1);
-        self.granularity.saturating_mul(ticks as u64)
+    pub fn sample_from_ticks(&self, now: SimTime, stamped: u32) -> Option<Dur> {
+        let ticks = self.tick(now).wrapping_sub(stamped);
+        if ticks > i32::MAX as u32 {
+            return None;
+        }
+        Some(self.granularity.saturating_mul(ticks.max(1) as u64))
     }
 }
 
@@ -61,9 +67,10 @@ impl RttEstimator {
             self.rttvar = Dur(r.ps() / 2);
             self.has_sample = true;
         } else {
-            let diff = self.srtt.ps().abs_diff(r.ps());
-            self.rttvar = Dur((3 * self.rttvar.ps() + diff) / 4);
-            self.srtt = Dur((7 * self.srtt.ps() + r.ps()) / 8);
+            // In u128: a sample of days (a 1 ms clock, 2^31 ticks) must not overflow.
+            let diff = self.srtt.ps().abs_diff(r.ps()) as u128;
+            self.rttvar = Dur(((3 * self.rttvar.ps() as u128 + diff) / 4) as u64);
+            self.srtt = Dur(((7 * self.srtt.ps() as u128 + r.ps() as u128) / 8) as u64);
         }
         // A new sample from a non-retransmitted segment ends the backoff (Karn).
         self.backoff = 0;
@@ -80,12 +87,12 @@ impl RttEstimator {
         if !self.has_sample {
             return p.initial_rto;
         }
-        let var = Dur(4 * self.rttvar.ps());
+        let var = self.rttvar.saturating_mul(4);
         let var = match p.formula {
             RtoFormula::Rfc6298 => var.max(p.granularity),
             RtoFormula::Bsd => var,
         };
-        (self.srtt + var).max(p.min_rto).min(p.max_rto)
+        Dur(self.srtt.ps().saturating_add(var.ps())).max(p.min_rto).min(p.max_rto)
     }
 
     /// The RTO with the current backoff, capped at max_rto.
@@ -183,17 +190,32 @@ mod tests {
     }
 
     #[test]
+    fn an_echo_from_the_future_is_no_sample_and_a_huge_one_does_not_overflow() {
+        let p = params(Dur::from_ms(1));
+        let now = SimTime(Dur::from_ms(5).ps());
+        assert_eq!(p.sample_from_ticks(now, p.tick(now) + 1), None);
+        // The oldest echo still counted: 2^31 - 1 ticks of 1 ms, about 25 days.
+        let oldest = p.sample_from_ticks(now, p.tick(now).wrapping_sub(i32::MAX as u32)).unwrap();
+        let mut e = RttEstimator::new();
+        for _ in 0..3 {
+            e.sample(oldest);
+        }
+        assert_eq!(e.srtt, oldest);
+        assert_eq!(e.base_rto(&p), p.max_rto);
+    }
+
+    #[test]
     fn sub_tick_paths_measure_one_tick() {
         let p = params(Dur::from_ms(1));
         // Sent at 0.2 ms, acked at 0.25 ms: same tick -> one tick.
         let t = p.tick(SimTime(Dur::from_us(200).ps()));
-        assert_eq!(p.sample_from_ticks(SimTime(Dur::from_us(250).ps()), t), Dur::from_ms(1));
+        assert_eq!(p.sample_from_ticks(SimTime(Dur::from_us(250).ps()), t), Some(Dur::from_ms(1)));
         // Straddling a tick boundary still one tick.
         let t = p.tick(SimTime(Dur::from_us(990).ps()));
-        assert_eq!(p.sample_from_ticks(SimTime(Dur::from_us(1010).ps()), t), Dur::from_ms(1));
+        assert_eq!(p.sample_from_ticks(SimTime(Dur::from_us(1010).ps()), t), Some(Dur::from_ms(1)));
         let fine = params(Dur::from_ns(1));
         let t = fine.tick(SimTime(Dur::from_us(200).ps()));
-        assert_eq!(fine.sample_from_ticks(SimTime(Dur::from_us(237).ps()), t), Dur::from_us(37));
+        assert_eq!(fine.sample_from_ticks(SimTime(Dur::from_us(237).ps()), t), Some(Dur::from_us(37)));
     }
 
     #[test]
