@@ -862,9 +862,10 @@ impl<'a> World<'a> {
         self.out.established = false;
         // Only the packets leave `out` while they are injected.
         let mut packets = std::mem::take(&mut self.out.packets);
-        for pkt in packets.drain(..) {
+        for pkt in &packets {
             self.inject(now, pkt);
         }
+        packets.clear();
         self.out.packets = packets;
         let e = &mut self.eps[ep as usize];
         if let Some((t, gen)) = e.rto_timer.needs_event() {
@@ -875,14 +876,16 @@ impl<'a> World<'a> {
         }
     }
 
-    fn inject(&mut self, now: SimTime, mut pkt: Packet) {
+    fn inject(&mut self, now: SimTime, pkt: &Packet) {
+        let id = self.pool.alloc(*pkt);
+        let pkt = self.pool.get_mut(id);
         pkt.finalize_size(self.preamble_ifg);
         self.packets_created += 1;
         if self.tsq_limit > 0 {
             self.tsq_held[(pkt.conn * 2 + pkt.side as u32) as usize] += pkt.wire_bytes as u64;
         }
-        let (host, class) = (pkt.src_host, self.delay_class(pkt.conn, pkt.side));
-        let id = self.pool.alloc(pkt);
+        let (host, conn, side) = (pkt.src_host, pkt.conn, pkt.side);
+        let class = self.delay_class(conn, side);
         match class {
             Some((c, d)) if d > Dur::ZERO => {
                 let line = host as usize * self.delay_classes.len() + c;
