@@ -741,7 +741,8 @@ impl<'a> World<'a> {
         if p.end_known_at_start {
             p.settle(now);
         }
-        let offer = if p.start_known_at_enqueue {
+        let lazy = p.start_known_at_enqueue;
+        let offer = if lazy {
             p.offer_lazy(now, id, &mut self.pool)
         } else {
             let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
@@ -755,7 +756,7 @@ impl<'a> World<'a> {
                 self.pool.free(id);
                 self.packets_dropped += 1 + evicted as u64;
             }
-            Offer::Queued { evicted } if self.net.ports[port as usize].start_known_at_enqueue => {
+            Offer::Queued { evicted } if lazy => {
                 self.packets_dropped += evicted as u64;
                 // It is sent right after the frames before it: on the wire already.
                 let p = &mut self.net.ports[port as usize];
