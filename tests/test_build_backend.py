@@ -1,0 +1,89 @@
+"""The build backend (backend/dcsim_build.py): its PGO training set is made
+of valid scenarios, and a wheel still builds, without a profile, when PGO
+cannot be had."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import dcsim
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "backend"))
+import dcsim_build  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(dcsim_build.TRAINING))
+def test_training_scenarios_are_valid_and_run(name):
+    # A training scenario the core rejected would silently leave the wheel
+    # without a profile; each must also carry traffic to train on.
+    scenario = dict(dcsim_build.TRAINING[name])
+    scenario["run"] = {**scenario.get("run", {}), "duration": "1ms"}
+    r = dcsim.run(scenario)
+    assert r.summary["packets_created"] > 0
+
+
+def test_a_wheel_builds_without_a_profile_when_pgo_is_unavailable(monkeypatch):
+    calls = []
+
+    def fake_build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+        calls.append(os.environ.get("RUSTFLAGS", ""))
+        return "dcsim.whl"
+
+    def no_profdata():
+        raise dcsim_build.PgoUnavailable("no llvm-profdata here")
+
+    monkeypatch.setattr(dcsim_build.maturin, "build_wheel", fake_build_wheel)
+    monkeypatch.setattr(dcsim_build, "llvm_profdata", no_profdata)
+    monkeypatch.delenv("DCSIM_PGO", raising=False)
+    monkeypatch.setenv("RUSTFLAGS", "-Cdebuginfo=1")
+    assert dcsim_build.build_wheel("unused") == "dcsim.whl"
+    assert calls == ["-Cdebuginfo=1"]
+
+
+def test_the_profile_is_used_in_a_target_dir_of_its_own_and_the_environment_restored(monkeypatch, tmp_path):
+    seen = []
+
+    def fake_build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+        seen.append((os.environ["RUSTFLAGS"], os.environ["CARGO_TARGET_DIR"]))
+        return "dcsim.whl"
+
+    profile = tmp_path / "pgo-ext-0123.profdata"
+    monkeypatch.setattr(dcsim_build.maturin, "build_wheel", fake_build_wheel)
+    monkeypatch.setattr(dcsim_build, "train_profile", lambda config_settings: profile)
+    monkeypatch.delenv("DCSIM_PGO", raising=False)
+    monkeypatch.delenv("RUSTFLAGS", raising=False)
+    monkeypatch.delenv("CARGO_TARGET_DIR", raising=False)
+    dcsim_build.build_wheel("unused")
+    assert seen == [(f"-Cprofile-use={profile}", str(dcsim_build.ROOT / "target" / "pgo-ext"))]
+    assert "RUSTFLAGS" not in os.environ and "CARGO_TARGET_DIR" not in os.environ
+
+
+def test_dcsim_pgo_0_skips_training(monkeypatch):
+    def must_not_train(config_settings):
+        raise AssertionError("trained although DCSIM_PGO=0")
+
+    monkeypatch.setattr(dcsim_build.maturin, "build_wheel", lambda *a, **k: "dcsim.whl")
+    monkeypatch.setattr(dcsim_build, "train_profile", must_not_train)
+    monkeypatch.setenv("DCSIM_PGO", "0")
+    assert dcsim_build.build_wheel("unused") == "dcsim.whl"
+
+
+def test_a_failed_instrumented_build_falls_back_to_a_plain_one(monkeypatch):
+    calls = []
+
+    def fake_build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+        calls.append(os.environ.get("RUSTFLAGS", ""))
+        if len(calls) == 1:
+            raise SystemExit(1)  # what maturin's hook does when cargo fails
+        return "dcsim.whl"
+
+    monkeypatch.setattr(dcsim_build.maturin, "build_wheel", fake_build_wheel)
+    monkeypatch.setattr(dcsim_build, "llvm_profdata", lambda: "llvm-profdata")
+    monkeypatch.delenv("DCSIM_PGO", raising=False)
+    monkeypatch.delenv("RUSTFLAGS", raising=False)
+    assert dcsim_build.build_wheel("unused") == "dcsim.whl"
+    assert calls[0].startswith("-Cprofile-generate=") and calls[1] == ""
