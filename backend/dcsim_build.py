@@ -176,9 +176,14 @@ def train_profile(config_settings) -> Path:
             files[-1].write_text(json.dumps(body))
         log(f"PGO 2/3: training on {', '.join(TRAINING)}")
         run_step("training", [sys.executable, "-c", TRAIN, str(module), *map(str, files)])
-    merged = target / "pgo-ext.profdata"
+    return merge_profile(profdata, raw, target / "pgo-ext")
+
+
+def merge_profile(profdata: str, raw: Path, stem: Path) -> Path:
+    """Merge the raw profiles into `stem`-<hash>.profdata."""
+    merged = stem.with_suffix(".profdata")
     run_step("llvm-profdata merge", [profdata, "merge", "-o", str(merged), str(raw)])
-    named = target / f"pgo-ext-{hashlib.sha256(merged.read_bytes()).hexdigest()[:16]}.profdata"
+    named = stem.with_name(f"{stem.name}-{hashlib.sha256(merged.read_bytes()).hexdigest()[:16]}.profdata")
     merged.replace(named)
     return named
 

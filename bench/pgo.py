@@ -11,8 +11,8 @@ deliberately not the benchmark set:
 
 1. builds an instrumented `dcsim-rs` (-Cprofile-generate) in target/pgo-gen;
 2. runs it on backend/dcsim_build.py's TRAINING;
-3. merges the profile and builds `dcsim-rs` with it (-Cprofile-use) in
-   target/pgo.
+3. merges the profile (named by its hash, so that cargo rebuilds when it
+   changes) and builds `dcsim-rs` with it (-Cprofile-use) in target/pgo.
 
 Results do not change: only the machine code's layout does (the golden
 tests pass against a PGO build).
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "backend"))
-from dcsim_build import TRAINING, PgoUnavailable, llvm_profdata  # noqa: E402
+from dcsim_build import TRAINING, PgoUnavailable, llvm_profdata, merge_profile  # noqa: E402
 
 
 def cargo_build(target_dir: Path, rustflags: str) -> Path:
@@ -57,8 +57,7 @@ def main() -> int:
             path = Path(tmp) / f"{name}.json"
             path.write_text(json.dumps(scenario))
             subprocess.run([str(gen), str(path)], check=True, stdout=subprocess.DEVNULL)
-    merged = ROOT / "target" / "pgo.profdata"
-    subprocess.run([profdata, "merge", "-o", str(merged), str(raw)], check=True)
+    merged = merge_profile(profdata, raw, ROOT / "target" / "pgo")
     use = f"-Cprofile-use={merged}"
     exe = cargo_build(ROOT / "target" / "pgo", use)
     print(f"[pgo] {exe}", flush=True)
