@@ -1,8 +1,8 @@
 """dcsim's build backend: maturin, with a profile-guided release build.
 
 `pip install .` (a wheel) builds the Rust core with profile-guided
-optimisation (PGO), which takes 10-20 % off a run's wall time with
-identical results (docs/benchmarks.md): only the machine code's layout
+optimisation (PGO), which takes 3-21 % off a run's wall time with identical
+results (docs/benchmarks.md, 2026-11-23): only the machine code's layout
 changes. It builds the extension three times over:
 
 1. instrumented (-Cprofile-generate), in target/pgo-ext-gen;
@@ -76,9 +76,11 @@ TRAINING = {
         "workload": [{"type": "incast", "querier": 0, "responders": "1..33", "query_size": "500B",
                       "response_size": "32KB", "rounds": 50}],
     },
+    # 384 ports: large enough for the event loop's prefetching (world/mod.rs
+    # PREFETCH_MIN_PORTS), which a profile without it would lay out as cold.
     "leafspine-heavytail": {
-        "run": {"duration": "20ms"},
-        "topology": {"type": "leafspine", "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "host_rate": "10Gbps",
+        "run": {"duration": "5ms"},
+        "topology": {"type": "leafspine", "leaves": 8, "spines": 4, "hosts_per_leaf": 20, "host_rate": "10Gbps",
                      "uplink_rate": "40Gbps", "host_delay": "2us", "uplink_delay": "2us"},
         "switch": {"buffer": "300pkt", "aqm": {"type": "dctcp", "k": "65pkt"}},
         "tcp": {"cc": "dctcp", "min_rto": "1ms", "rtt_granularity": "1us"},
