@@ -182,9 +182,11 @@ def train_profile(config_settings) -> Path:
 
 
 def merge_profile(profdata: str, raw: Path, stem: Path) -> Path:
-    """Merge the raw profiles into `stem`-<hash>.profdata."""
+    """Merge the raw profiles into `stem`-<hash>.profdata (replacing older ones)."""
     merged = stem.with_suffix(".profdata")
     run_step("llvm-profdata merge", [profdata, "merge", "-o", str(merged), str(raw)])
+    for old in stem.parent.glob(f"{stem.name}-{'?' * 16}.profdata"):
+        old.unlink()
     named = stem.with_name(f"{stem.name}-{hashlib.sha256(merged.read_bytes()).hexdigest()[:16]}.profdata")
     merged.replace(named)
     return named

@@ -4,6 +4,7 @@ cannot be had."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -87,3 +88,17 @@ def test_a_failed_instrumented_build_falls_back_to_a_plain_one(monkeypatch):
     monkeypatch.delenv("RUSTFLAGS", raising=False)
     assert dcsim_build.build_wheel("unused") == "dcsim.whl"
     assert calls[0].startswith("-Cprofile-generate=") and calls[1] == ""
+
+
+def test_a_merged_profile_is_named_by_its_hash_and_replaces_older_ones(monkeypatch, tmp_path):
+    # cargo tracks RUSTFLAGS, not the file they name: a new profile needs a new name.
+    def fake_merge(what, cmd):
+        Path(cmd[cmd.index("-o") + 1]).write_bytes(b"profile v2")
+
+    monkeypatch.setattr(dcsim_build, "run_step", fake_merge)
+    (tmp_path / "pgo-0123456789abcdef.profdata").write_bytes(b"profile v1")
+    (tmp_path / "pgo-ext-0123456789abcdef.profdata").write_bytes(b"another stem's")
+    named = dcsim_build.merge_profile("llvm-profdata", tmp_path / "raw", tmp_path / "pgo")
+    digest = hashlib.sha256(b"profile v2").hexdigest()[:16]
+    assert named == tmp_path / f"pgo-{digest}.profdata" and named.read_bytes() == b"profile v2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([named.name, "pgo-ext-0123456789abcdef.profdata"])
