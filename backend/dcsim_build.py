@@ -139,12 +139,14 @@ def llvm_profdata() -> str:
 
 
 @contextlib.contextmanager
-def cargo_env(rustflags: str, target_dir: Path):
-    """os.environ with `rustflags` added to RUSTFLAGS and a target dir of its
-    own (a change of RUSTFLAGS rebuilds everything in a target dir)."""
-    saved = {k: os.environ.get(k) for k in ("RUSTFLAGS", "CARGO_TARGET_DIR")}
+def cargo_env(rustflags: str, target_dir: Path, **extra: str):
+    """os.environ with `rustflags` added to RUSTFLAGS, a target dir of its
+    own (a change of RUSTFLAGS rebuilds everything in a target dir) and the
+    `extra` variables."""
+    saved = {k: os.environ.get(k) for k in ("RUSTFLAGS", "CARGO_TARGET_DIR", *extra)}
     os.environ["RUSTFLAGS"] = f"{saved['RUSTFLAGS'] or ''} {rustflags}".strip()
     os.environ["CARGO_TARGET_DIR"] = str(target_dir)
+    os.environ.update(extra)
     try:
         yield
     finally:
@@ -209,5 +211,6 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         log(f"building without a profile: {e}")
         return maturin.build_wheel(wheel_directory, config_settings, metadata_directory)
     log("PGO 3/3: the wheel, built with the profile (target/pgo-ext)")
-    with cargo_env(f"-Cprofile-use={profile}", ROOT / "target" / "pgo-ext"):
+    # The extension reports its profile (dcsim._core.build_profile(), shown by `dcsim bench`).
+    with cargo_env(f"-Cprofile-use={profile}", ROOT / "target" / "pgo-ext", DCSIM_PGO_PROFILE=profile.name):
         return maturin.build_wheel(wheel_directory, config_settings, metadata_directory)

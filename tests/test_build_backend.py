@@ -45,11 +45,11 @@ def test_a_wheel_builds_without_a_profile_when_pgo_is_unavailable(monkeypatch):
     assert calls == ["-Cdebuginfo=1"]
 
 
-def test_the_profile_is_used_in_a_target_dir_of_its_own_and_the_environment_restored(monkeypatch, tmp_path):
+def test_the_profile_is_used_in_a_target_dir_of_its_own_named_to_the_extension_and_the_environment_restored(monkeypatch, tmp_path):
     seen = []
 
     def fake_build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-        seen.append((os.environ["RUSTFLAGS"], os.environ["CARGO_TARGET_DIR"]))
+        seen.append((os.environ["RUSTFLAGS"], os.environ["CARGO_TARGET_DIR"], os.environ["DCSIM_PGO_PROFILE"]))
         return "dcsim.whl"
 
     profile = tmp_path / "pgo-ext-0123.profdata"
@@ -58,9 +58,10 @@ def test_the_profile_is_used_in_a_target_dir_of_its_own_and_the_environment_rest
     monkeypatch.delenv("DCSIM_PGO", raising=False)
     monkeypatch.delenv("RUSTFLAGS", raising=False)
     monkeypatch.delenv("CARGO_TARGET_DIR", raising=False)
+    monkeypatch.delenv("DCSIM_PGO_PROFILE", raising=False)
     dcsim_build.build_wheel("unused")
-    assert seen == [(f"-Cprofile-use={profile}", str(dcsim_build.ROOT / "target" / "pgo-ext"))]
-    assert "RUSTFLAGS" not in os.environ and "CARGO_TARGET_DIR" not in os.environ
+    assert seen == [(f"-Cprofile-use={profile}", str(dcsim_build.ROOT / "target" / "pgo-ext"), profile.name)]
+    assert not {"RUSTFLAGS", "CARGO_TARGET_DIR", "DCSIM_PGO_PROFILE"} & set(os.environ)
 
 
 def test_dcsim_pgo_0_skips_training(monkeypatch):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
@@ -176,3 +177,6 @@ def test_bench_json_lines():
     assert r["name"] == "incast-64"
     assert {"name", "wall_s", "events", "events_per_s", "peak_rss_mb"} <= set(r)
     assert r["events"] > 100_000 and r["peak_rss_mb"] > 1
+    # A plain build (the editable install of the test command), or the
+    # profile a `pip install .` wheel was built with.
+    assert r["build"] == "plain" or re.fullmatch(r"pgo pgo-ext-[0-9a-f]{16}\.profdata", r["build"])

@@ -43,7 +43,16 @@ def _measure(path: Path) -> dict[str, object]:
         "packets_per_s": round(summary["packets_created"] / wall) if wall > 0 else 0,
         "sim_seconds": summary["sim_seconds"],
         "peak_rss_mb": round(rss_mb, 1),
+        "build": build(),
     }
+
+
+def build() -> str:
+    """How the extension was built: "pgo <profile>" (`pip install .`) or "plain"."""
+    from . import _core
+
+    profile = _core.build_profile()
+    return f"pgo {profile}" if profile else "plain"
 
 
 def _rss_mb() -> float:
@@ -108,6 +117,7 @@ def main(json_lines: bool = False, only: list[str] | None = None) -> int:
         large = ", ".join(p.stem for p in sorted((BENCH_DIR / "large").glob("*.toml")))
         print(f"(not run by default, minutes each: {large}; name one with --only)", file=sys.stderr)
     if not json_lines:
+        print(f"build: {build()}")
         print(f"{'scenario':<22} {'wall s':>8} {'events':>12} {'events/s':>12} {'packets/s':>12} {'peak RSS MB':>12}")
     for p in paths:
         proc = subprocess.run([sys.executable, "-m", "dcsim.bench", str(p)], capture_output=True, text=True)

@@ -26,6 +26,13 @@ fn parse(py: Python<'_>, scenario_json: &str) -> PyResult<Scenario> {
     })
 }
 
+/// The PGO profile this extension was built with (`pip install .`,
+/// backend/dcsim_build.py), or None for a plain build: benchmark provenance.
+#[pyfunction]
+fn build_profile() -> Option<&'static str> {
+    option_env!("DCSIM_PGO_PROFILE")
+}
+
 /// The dcsim version of the compiled core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -144,6 +151,7 @@ impl Simulation {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cdf_sample_means, m)?)?;
     m.add_class::<Simulation>()?;
