@@ -8,8 +8,10 @@ simulators alternating.
     python bench/compare_ns3.py --only fattree-k8-websearch --only leafspine-144-datamining
 
 dcsim runs python/dcsim/data/bench/<scenario>.toml with the pure-Rust runner
-(`target/release/dcsim-rs`, built here; the same core as the Python
-extension). ns-3 runs validation/ns3/{dumbbell,incast,fabric}.cc (dumbbell and
+`dcsim-rs` (the same core as the Python extension), built here
+profile-guided as `pip install .` builds the extension (bench/pgo.py:
+target/pgo/release/dcsim-rs; `--plain` times target/release/dcsim-rs, and
+it is the fallback, said so, when no profile can be made). ns-3 runs validation/ns3/{dumbbell,incast,fabric}.cc (dumbbell and
 incast are the programs the agreement checks of docs/validation-ns3.md use),
 compiled against the PyPI package's libraries (optimised build). Both sides
 simulate the same topology, rates, delays, buffers, marking threshold,
@@ -74,6 +76,14 @@ SCENARIOS = {
 # (both simulators): ns-3 would take many hours for the k = 16 fat-tree's 100 ms.
 HORIZON = {"fattree-k16-websearch": "5ms"}
 NS3_TCP = {"timestamps": "true", "clockGranularity": "1ms", "recovery": "classic", "initialCwnd": 10}
+
+
+def _pgo():
+    """bench/pgo.py, which builds the profile-guided dcsim-rs."""
+    spec = importlib.util.spec_from_file_location("dcsim_bench_pgo", ROOT / "bench" / "pgo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _validation():
@@ -188,13 +198,20 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="a scenario name (repeatable)")
     ap.add_argument("--repeat", type=int, default=1, help="alternating runs per scenario; the fastest of each is kept")
     ap.add_argument("--json", action="store_true", help="one JSON line per scenario instead of the table")
-    ap.add_argument("--dcsim-exe", type=Path, help="a dcsim-rs to time instead of building target/release/dcsim-rs "
-                    "(e.g. target/pgo/release/dcsim-rs from bench/pgo.py)")
+    ap.add_argument("--plain", action="store_true", help="time the plain release build (target/release/dcsim-rs) "
+                    "instead of the profile-guided one users install")
+    ap.add_argument("--dcsim-exe", type=Path, help="a dcsim-rs to time instead of building one")
     args = ap.parse_args()
-    dcsim_exe = args.dcsim_exe
+    dcsim_exe, build = args.dcsim_exe, "given"
+    if dcsim_exe is None and not args.plain:
+        pgo = _pgo()
+        try:
+            dcsim_exe, build = pgo.build(), "pgo"
+        except pgo.PgoUnavailable as e:
+            print(f"compare_ns3: no profile-guided build ({e}); timing the plain one", file=sys.stderr)
     if dcsim_exe is None:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
-        dcsim_exe = ROOT / "target" / "release" / "dcsim-rs"
+        dcsim_exe, build = ROOT / "target" / "release" / "dcsim-rs", "plain"
     ns3_bins = _validation().build()
     names = args.only or list(SCENARIOS)
     unknown = [n for n in names if n not in SCENARIOS]
@@ -202,6 +219,7 @@ def main() -> int:
         print(f"unknown scenario(s) {unknown}; allowed: {list(SCENARIOS)}", file=sys.stderr)
         return 2
     if not args.json:
+        print(f"dcsim-rs build: {build} ({dcsim_exe})")
         print(f"| scenario | dcsim wall s (core) | ns-3 wall s | ns-3 / dcsim | events dcsim / ns-3 | peak RSS MB dcsim / ns-3 |")
         print("|---|---:|---:|---:|---:|---:|")
     notes = []
@@ -221,7 +239,7 @@ def main() -> int:
         label = name
         if name in HORIZON:
             label = f"{name} (SHORTENED: {HORIZON[name]} simulated, not the file's duration)"
-        row = {"scenario": name, "dcsim": d, "ns3": n, "ratio": n["wall"] / d["wall"]}
+        row = {"scenario": name, "dcsim_build": build, "dcsim": d, "ns3": n, "ratio": n["wall"] / d["wall"]}
         if info is not None:
             row["fabric"] = info
             row["simulated"] = info["duration"]

@@ -1,5 +1,5 @@
 """Profile-guided optimisation (PGO) of the pure-Rust runner `dcsim-rs`,
-for the side-by-side benchmarks (bench/compare_ns3.py --dcsim-exe ...).
+for the side-by-side benchmarks (bench/compare_ns3.py times it by default).
 
     python bench/pgo.py             # target/pgo/release/dcsim-rs, built with a profile
 
@@ -41,13 +41,9 @@ def cargo_build(target_dir: Path, rustflags: str) -> Path:
     return target_dir / "release" / "dcsim-rs"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.parse_args()
-    try:
-        profdata = llvm_profdata()
-    except PgoUnavailable as e:
-        raise SystemExit(f"pgo: {e}") from None
+def build() -> Path:
+    """Steps 1-3; the profile-guided dcsim-rs. Raises PgoUnavailable."""
+    profdata = llvm_profdata()
     raw = ROOT / "target" / "pgo-profiles"
     shutil.rmtree(raw, ignore_errors=True)
     gen = cargo_build(ROOT / "target" / "pgo-gen", f"-Cprofile-generate={raw}")
@@ -58,8 +54,16 @@ def main() -> int:
             path.write_text(json.dumps(scenario))
             subprocess.run([str(gen), str(path)], check=True, stdout=subprocess.DEVNULL)
     merged = merge_profile(profdata, raw, ROOT / "target" / "pgo")
-    use = f"-Cprofile-use={merged}"
-    exe = cargo_build(ROOT / "target" / "pgo", use)
+    return cargo_build(ROOT / "target" / "pgo", f"-Cprofile-use={merged}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.parse_args()
+    try:
+        exe = build()
+    except PgoUnavailable as e:
+        raise SystemExit(f"pgo: {e}") from None
     print(f"[pgo] {exe}", flush=True)
     return 0
 
