@@ -45,7 +45,7 @@ def test_a_wheel_builds_without_a_profile_when_pgo_is_unavailable(monkeypatch):
     assert calls == ["-Cdebuginfo=1"]
 
 
-def test_the_profile_is_used_in_a_target_dir_of_its_own_named_to_the_extension_and_the_environment_restored(monkeypatch, tmp_path):
+def test_the_profiled_build_has_its_own_target_dir_tells_the_extension_its_profile_and_restores_the_env(monkeypatch, tmp_path):
     seen = []
 
     def fake_build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
