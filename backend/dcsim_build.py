@@ -129,8 +129,9 @@ def llvm_profdata() -> str:
     if not glob.glob(pattern):
         log("rustup component add llvm-tools (for llvm-profdata)")
         try:
-            subprocess.run(["rustup", "component", "add", "llvm-tools"], check=True, stdout=sys.stderr)
-        except (OSError, subprocess.CalledProcessError) as e:
+            # A bounded wait: offline, the install goes on without a profile.
+            subprocess.run(["rustup", "component", "add", "llvm-tools"], check=True, stdout=sys.stderr, timeout=600)
+        except (OSError, subprocess.SubprocessError) as e:
             raise PgoUnavailable(f"llvm-profdata is missing and rustup could not add llvm-tools: {e}") from None
     found = glob.glob(pattern)
     if not found:
