@@ -61,7 +61,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.near.0.len() + self.far.0.len()
+        self.near.len() + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -92,7 +92,8 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the next event, if any.
     #[inline]
-    pub fn peek_time(&self) -> Option<SimTime> {
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.near.settle();
         let key = match (self.near.top(), self.far.top()) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
@@ -101,10 +102,11 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// The next event, if any, without removing it (to prefetch its state
-    /// while the current one is handled).
+    /// while the current one is handled). Exact with a hole too: the next
+    /// entry of a heap whose root was taken is one of the root's children.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        match (self.near.0.first(), self.far.0.first()) {
+        match (self.near.peek(), self.far.peek()) {
             (Some(a), Some(b)) => Some(if b.key < a.key { &b.ev } else { &a.ev }),
             (a, b) => a.or(b).map(|e| &e.ev),
         }
@@ -113,13 +115,13 @@ impl<E: Copy> EventQueue<E> {
     /// Remove the earliest event and advance `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let heap = match (self.near.top(), self.far.top()) {
-            (Some(a), Some(b)) if b < a => &mut self.far,
-            (None, Some(_)) => &mut self.far,
-            (Some(_), _) => &mut self.near,
+        self.near.settle();
+        let top = match (self.near.top(), self.far.top()) {
+            (Some(a), Some(b)) if b < a => self.far.pop(),
+            (None, Some(_)) => self.far.pop(),
+            (Some(_), _) => self.near.take_root(),
             (None, None) => return None,
         };
-        let top = heap.pop();
         let t = SimTime((top.key >> 64) as u64);
         debug_assert!(t >= self.now, "time went backwards");
         self.now = t;
@@ -128,60 +130,122 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
-/// A binary min-heap of entries.
-struct Heap<E>(Vec<Entry<E>>);
+/// A binary min-heap of entries whose root may be a hole.
+///
+/// `pop` on the near heap only takes the root (`take_root`); the next push
+/// fills the hole and sinks from there, and `settle` closes it if the next
+/// pop comes first. Nearly every event schedules another (93 % of a
+/// dumbbell's frame arrivals schedule the next frame on their link), so
+/// this saves the push's climb and the sinking of the heap's last entry,
+/// and the new entry, due soon, stops high. Sinking picks the smaller child
+/// without a branch: which child is smaller is a coin flip, and a
+/// mispredicted branch per level cost more than the comparisons (measured
+/// in docs/benchmarks.md, 2026-11-23).
+struct Heap<E> {
+    h: Vec<Entry<E>>,
+    /// h[0] was taken and is waiting to be refilled.
+    hole: bool,
+}
 
 impl<E: Copy> Heap<E> {
     fn new() -> Self {
-        Heap(Vec::with_capacity(1024))
+        Heap { h: Vec::with_capacity(1024), hole: false }
     }
 
+    fn len(&self) -> usize {
+        self.h.len() - self.hole as usize
+    }
+
+    /// The smallest key (the heap has no hole).
     #[inline]
     fn top(&self) -> Option<u128> {
-        self.0.first().map(|e| e.key)
+        debug_assert!(!self.hole);
+        self.h.first().map(|e| e.key)
+    }
+
+    /// The smallest entry; with a hole, the smaller of the root's children.
+    #[inline]
+    fn peek(&self) -> Option<&Entry<E>> {
+        if !self.hole {
+            return self.h.first();
+        }
+        match (self.h.get(1), self.h.get(2)) {
+            (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
+            (a, _) => a,
+        }
+    }
+
+    /// Take the smallest entry, leaving a hole (the heap is not empty).
+    #[inline]
+    fn take_root(&mut self) -> Entry<E> {
+        debug_assert!(!self.hole && !self.h.is_empty());
+        self.hole = true;
+        self.h[0]
+    }
+
+    /// Close a hole with the last entry.
+    #[inline]
+    fn settle(&mut self) {
+        if self.hole {
+            self.hole = false;
+            let last = self.h.pop().unwrap();
+            if !self.h.is_empty() {
+                self.sift_down(last);
+            }
+        }
+    }
+
+    /// Put `item` at the root (a hole, or the stale root) and let it sink.
+    #[inline]
+    fn sift_down(&mut self, item: Entry<E>) {
+        let h = &mut self.h;
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l + 1 >= n {
+                // At most one child left.
+                if l < n && h[l].key < item.key {
+                    h[i] = h[l];
+                    i = l;
+                }
+                break;
+            }
+            // The smaller child, without a branch.
+            let c = l + (h[l + 1].key < h[l].key) as usize;
+            if item.key <= h[c].key {
+                break;
+            }
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = item;
     }
 
     #[inline]
     fn push(&mut self, item: Entry<E>) {
-        self.0.push(item);
-        let mut i = self.0.len() - 1;
+        if self.hole {
+            self.hole = false;
+            return self.sift_down(item);
+        }
+        self.h.push(item);
+        let mut i = self.h.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.0[parent].key <= item.key {
+            if self.h[parent].key <= item.key {
                 break;
             }
-            self.0[i] = self.0[parent];
+            self.h[i] = self.h[parent];
             i = parent;
         }
-        self.0[i] = item;
+        self.h[i] = item;
     }
 
-    /// Remove the smallest entry (the heap is not empty).
+    /// Remove the smallest entry (the heap is not empty and has no hole).
     #[inline]
     fn pop(&mut self) -> Entry<E> {
-        let h = &mut self.0;
-        let n = h.len();
-        h.swap(0, n - 1);
-        let top = h.pop().unwrap();
-        let n = n - 1;
-        if n > 0 {
-            let item = h[0];
-            let mut i = 0;
-            loop {
-                let l = 2 * i + 1;
-                if l >= n {
-                    break;
-                }
-                let r = l + 1;
-                let c = if r < n && h[r].key < h[l].key { r } else { l };
-                if item.key <= h[c].key {
-                    break;
-                }
-                h[i] = h[c];
-                i = c;
-            }
-            h[i] = item;
-        }
+        let top = self.take_root();
+        self.settle();
         top
     }
 }
@@ -240,7 +304,13 @@ mod tests {
             if rand() % 2 == 0 {
                 pending.sort();
                 let want = pending.remove(0);
+                assert_eq!(q.peek(), Some(&want.1));
                 assert_eq!(q.pop(), Some((SimTime(want.0), want.1)));
+                // A hole now; the next peek must still be exact.
+                if let Some(&(_, next)) = pending.iter().min() {
+                    assert_eq!(q.peek(), Some(&next));
+                }
+                assert_eq!(q.len(), pending.len());
             }
         }
         pending.sort();
