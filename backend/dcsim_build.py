@@ -1,7 +1,7 @@
 """dcsim's build backend: maturin, with a profile-guided release build.
 
 `pip install .` (a wheel) builds the Rust core with profile-guided
-optimisation (PGO), which takes 3-21 % off a run's wall time with identical
+optimisation (PGO), which takes 8-25 % off a run's wall time with identical
 results (docs/benchmarks.md, 2026-11-23): only the machine code's layout
 changes. It builds the extension three times over:
 
