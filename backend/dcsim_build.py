@@ -3,7 +3,7 @@
 `pip install .` (a wheel) builds the Rust core with profile-guided
 optimisation (PGO), which takes 8-25 % off a run's wall time with identical
 results (docs/benchmarks.md, 2026-11-23): only the machine code's layout
-changes. It builds the extension three times over:
+changes. Three steps:
 
 1. instrumented (-Cprofile-generate), in target/pgo-ext-gen;
 2. runs it on TRAINING, a set deliberately not the benchmark set (a Reno
