@@ -175,13 +175,18 @@ def train_profile(config_settings) -> Path:
         with zipfile.ZipFile(tmp / wheel) as z:
             name = next(n for n in z.namelist() if n.startswith("dcsim/_core") and n.endswith((".so", ".pyd")))
             module = Path(z.extract(name, tmp))
-        files = []
-        for scenario, body in TRAINING.items():
-            files.append(tmp / f"{scenario}.json")
-            files[-1].write_text(json.dumps(body))
         log(f"PGO 2/3: training on {', '.join(TRAINING)}")
-        run_step("training", [sys.executable, "-c", TRAIN, str(module), *map(str, files)])
+        run_step("training", [sys.executable, "-c", TRAIN, str(module), *map(str, training_files(tmp))])
     return merge_profile(profdata, raw, target / "pgo-ext")
+
+
+def training_files(folder: Path) -> list[Path]:
+    """TRAINING written to `folder`, one JSON scenario per file."""
+    files = []
+    for name, scenario in TRAINING.items():
+        files.append(folder / f"{name}.json")
+        files[-1].write_text(json.dumps(scenario))
+    return files
 
 
 def merge_profile(profdata: str, raw: Path, stem: Path) -> Path:

@@ -21,8 +21,6 @@ tests pass against a PGO build).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import subprocess
 import sys
@@ -31,13 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "backend"))
-from dcsim_build import TRAINING, PgoUnavailable, llvm_profdata, merge_profile  # noqa: E402
+from dcsim_build import PgoUnavailable, cargo_env, llvm_profdata, merge_profile, training_files  # noqa: E402
 
 
 def cargo_build(target_dir: Path, rustflags: str) -> Path:
-    env = os.environ | {"RUSTFLAGS": rustflags, "CARGO_TARGET_DIR": str(target_dir)}
     print(f"[pgo] cargo build --release -p dcsim-cli ({rustflags})", file=sys.stderr, flush=True)
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, env=env, check=True)
+    with cargo_env(rustflags, target_dir):
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
     return target_dir / "release" / "dcsim-rs"
 
 
@@ -48,10 +46,8 @@ def build() -> Path:
     shutil.rmtree(raw, ignore_errors=True)
     gen = cargo_build(ROOT / "target" / "pgo-gen", f"-Cprofile-generate={raw}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, scenario in TRAINING.items():
-            print(f"[pgo] training on {name}", file=sys.stderr, flush=True)
-            path = Path(tmp) / f"{name}.json"
-            path.write_text(json.dumps(scenario))
+        for path in training_files(Path(tmp)):
+            print(f"[pgo] training on {path.stem}", file=sys.stderr, flush=True)
             subprocess.run([str(gen), str(path)], check=True, stdout=subprocess.DEVNULL)
     merged = merge_profile(profdata, raw, ROOT / "target" / "pgo")
     return cargo_build(ROOT / "target" / "pgo", f"-Cprofile-use={merged}")
