@@ -85,6 +85,7 @@ impl<E: Copy> EventQueue<E> {
     fn push(&mut self, at: SimTime, later: u128, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let key = ((at.0 as u128) << 64) | later | self.seq as u128;
+        debug_assert!(key != EMPTY);
         self.seq += 1;
         let heap = if at.0 - self.now.0 >= FAR { &mut self.far } else { &mut self.near };
         heap.push(Entry { key, ev });
@@ -94,11 +95,8 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.near.settle();
-        let key = match (self.near.top(), self.far.top()) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b)?,
-        };
-        Some(SimTime((key >> 64) as u64))
+        let key = self.near.min_key().min(self.far.min_key());
+        (key != EMPTY).then_some(SimTime((key >> 64) as u64))
     }
 
     /// The next event, if any, without removing it (to prefetch its state
@@ -116,11 +114,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.near.settle();
-        let top = match (self.near.top(), self.far.top()) {
-            (Some(a), Some(b)) if b < a => self.far.pop(),
-            (None, Some(_)) => self.far.pop(),
-            (Some(_), _) => self.near.take_root(),
-            (None, None) => return None,
+        let (near, far) = (self.near.min_key(), self.far.min_key());
+        let top = if far < near {
+            self.far.pop()
+        } else if near != EMPTY {
+            self.near.take_root()
+        } else {
+            return None;
         };
         let t = SimTime((top.key >> 64) as u64);
         debug_assert!(t >= self.now, "time went backwards");
@@ -129,6 +129,9 @@ impl<E: Copy> EventQueue<E> {
         Some((t, top.ev))
     }
 }
+
+/// The key of the slots past a heap's entries: larger than any event's.
+const EMPTY: u128 = u128::MAX;
 
 /// A binary min-heap of entries whose root may be a hole.
 ///
@@ -142,43 +145,47 @@ impl<E: Copy> EventQueue<E> {
 /// mispredicted branch per level cost more than the comparisons (measured
 /// in docs/benchmarks.md, 2026-11-23).
 struct Heap<E> {
+    /// Entries `0..n` form the heap; every slot after them has the key
+    /// EMPTY, and there are at least 2n + 2 slots, so sinking needs no
+    /// bounds checks: an EMPTY child stops it.
     h: Vec<Entry<E>>,
+    n: usize,
     /// h[0] was taken and is waiting to be refilled.
     hole: bool,
 }
 
 impl<E: Copy> Heap<E> {
     fn new() -> Self {
-        Heap { h: Vec::with_capacity(1024), hole: false }
+        Heap { h: Vec::new(), n: 0, hole: false }
     }
 
     fn len(&self) -> usize {
-        self.h.len() - self.hole as usize
+        self.n - self.hole as usize
     }
 
-    /// The smallest key (the heap has no hole).
+    /// The smallest key, EMPTY if none (the heap has no hole).
     #[inline]
-    fn top(&self) -> Option<u128> {
+    fn min_key(&self) -> u128 {
         debug_assert!(!self.hole);
-        self.h.first().map(|e| e.key)
+        self.h.first().map_or(EMPTY, |e| e.key)
     }
 
     /// The smallest entry; with a hole, the smaller of the root's children.
     #[inline]
     fn peek(&self) -> Option<&Entry<E>> {
-        if !self.hole {
-            return self.h.first();
-        }
-        match (self.h.get(1), self.h.get(2)) {
-            (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
-            (a, _) => a,
-        }
+        let e = if !self.hole {
+            self.h.first()?
+        } else {
+            let (a, b) = (&self.h[1], &self.h[2]);
+            if b.key < a.key { b } else { a }
+        };
+        (e.key != EMPTY).then_some(e)
     }
 
     /// Take the smallest entry, leaving a hole (the heap is not empty).
     #[inline]
     fn take_root(&mut self) -> Entry<E> {
-        debug_assert!(!self.hole && !self.h.is_empty());
+        debug_assert!(!self.hole && self.n > 0);
         self.hole = true;
         self.h[0]
     }
@@ -188,8 +195,10 @@ impl<E: Copy> Heap<E> {
     fn settle(&mut self) {
         if self.hole {
             self.hole = false;
-            let last = self.h.pop().unwrap();
-            if !self.h.is_empty() {
+            self.n -= 1;
+            let last = self.h[self.n];
+            self.h[self.n].key = EMPTY;
+            if self.n > 0 {
                 self.sift_down(last);
             }
         }
@@ -199,25 +208,21 @@ impl<E: Copy> Heap<E> {
     #[inline]
     fn sift_down(&mut self, item: Entry<E>) {
         let h = &mut self.h;
-        let n = h.len();
         let mut i = 0;
         loop {
+            // The smaller child, without a branch (EMPTY past the end).
             let l = 2 * i + 1;
-            if l + 1 >= n {
-                // At most one child left.
-                if l < n && h[l].key < item.key {
-                    h[i] = h[l];
-                    i = l;
+            debug_assert!(i < self.n && l + 1 < h.len());
+            // SAFETY: i < n (only entries, never EMPTY slots, move up), and
+            // there are at least 2n + 2 slots.
+            unsafe {
+                let c = l + (h.get_unchecked(l + 1).key < h.get_unchecked(l).key) as usize;
+                if item.key <= h.get_unchecked(c).key {
+                    break;
                 }
-                break;
+                *h.get_unchecked_mut(i) = *h.get_unchecked(c);
+                i = c;
             }
-            // The smaller child, without a branch.
-            let c = l + (h[l + 1].key < h[l].key) as usize;
-            if item.key <= h[c].key {
-                break;
-            }
-            h[i] = h[c];
-            i = c;
         }
         h[i] = item;
     }
@@ -228,8 +233,12 @@ impl<E: Copy> Heap<E> {
             self.hole = false;
             return self.sift_down(item);
         }
-        self.h.push(item);
-        let mut i = self.h.len() - 1;
+        if self.h.len() < 2 * self.n + 4 {
+            let slots = (2 * self.h.len()).max(64);
+            self.h.resize(slots, Entry { key: EMPTY, ev: item.ev });
+        }
+        let mut i = self.n;
+        self.n += 1;
         while i > 0 {
             let parent = (i - 1) / 2;
             if self.h[parent].key <= item.key {
@@ -253,6 +262,7 @@ impl<E: Copy> Heap<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Dur;
 
     #[test]
     fn same_time_events_pop_in_schedule_order() {
@@ -318,6 +328,15 @@ mod tests {
             assert_eq!(q.pop(), Some((SimTime(want.0), want.1)));
         }
         assert!(q.is_empty());
+        assert_eq!(q.peek_time(), None);
+        assert_eq!(q.peek(), None);
+        // Emptied, the heaps take entries again.
+        let now = q.now();
+        q.schedule(now + Dur(2 * FAR), 1);
+        q.schedule(now, 0);
+        assert_eq!(q.pop(), Some((now, 0)));
+        assert_eq!(q.pop(), Some((now + Dur(2 * FAR), 1)));
+        assert!(q.pop().is_none());
     }
 
     #[test]
