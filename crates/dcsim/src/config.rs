@@ -969,8 +969,8 @@ pub struct TcpCfg {
     /// slow_start_restart_). ns-3 does not restart.
     #[serde(default = "yes")]
     pub restart_after_idle: bool,
-    /// F-RTO (RFC 5682 §2.1): detect a spurious first timeout by sending new
-    /// data, and undo its window reduction.
+    /// F-RTO (RFC 5682 §2.1; §3.1 when SACK is in use): detect a spurious
+    /// timeout by sending new data, and undo its window reduction.
     #[serde(default)]
     pub frto: bool,
     /// FreeBSD's bad-retransmit undo (t_badrxtwin, Allman & Paxson): a first

@@ -279,15 +279,31 @@ impl TcpOut {
     }
 }
 
-/// F-RTO (RFC 5682 §2.1) after a first timeout: the window before it, kept
-/// to undo the timeout's reduction if it proves spurious.
+/// F-RTO (RFC 5682) while it runs after a timeout: its step and the window
+/// from before the timeout, kept to undo the reduction if it proves spurious.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Frto {
     Off,
-    /// Step 2: waiting for the first ACK after the retransmission.
-    First { recover: u64, cwnd: u64, ssthresh: u64 },
-    /// Step 3: two new segments went out; the next ACK decides.
-    Second { cwnd: u64, ssthresh: u64 },
+    /// Step 2: the first unacknowledged segment, up to `rexmit_end`, was
+    /// retransmitted; waiting for the ACK that acknowledges new data.
+    Retransmitted { rexmit_end: u64, cwnd: u64, ssthresh: u64 },
+    /// Step 3: up to two new segments went out beyond `frto_recover`; the
+    /// next duplicate or new ACK decides.
+    NewData { cwnd: u64, ssthresh: u64 },
+}
+
+/// What an ACK tells F-RTO.
+#[derive(Clone, Copy, Debug)]
+struct FrtoAck {
+    /// It acknowledged new data (the cumulative ACK advanced).
+    advanced: bool,
+    /// A duplicate ACK as RFC 5681 §2 defines it (data outstanding, no data
+    /// or SYN/FIN, the same ACK number and window).
+    duplicate: bool,
+    /// Bytes its SACK blocks acknowledged for the first time.
+    newly_sacked: u64,
+    /// The highest byte its SACK blocks cover (0 if none).
+    sack_end: u64,
 }
 
 /// FreeBSD's bad-retransmit window after a first timeout (tcp_timer_rexmt's
@@ -349,6 +365,9 @@ pub struct Endpoint {
     dupacks: u32,
     recovery: Recovery,
     frto: Frto,
+    /// F-RTO's "recover" (RFC 5682 §2.1; "RecoveryPoint" in §3.1): while it
+    /// is at or above snd_una, a timeout's conventional recovery is under way.
+    frto_recover: u64,
     bad_rexmit: Option<BadRexmit>,
     scoreboard: RangeSet,
     high_rxt: u64,
@@ -443,6 +462,7 @@ impl Endpoint {
             dupacks: 0,
             recovery: Recovery::Open,
             frto: Frto::Off,
+            frto_recover: 0,
             bad_rexmit: None,
             scoreboard: RangeSet::default(),
             high_rxt: 0,
@@ -694,13 +714,9 @@ impl Endpoint {
         if self.snd_una >= self.snd_max && !stalled {
             return;
         }
-        // RFC 5682 §2.1 step 1: a first timeout (not a repeated one) may
-        // prove spurious; keep the window to undo its reduction.
-        self.frto = if p.frto && self.rtt.backoff == 1 {
-            Frto::First { recover: self.snd_max, cwnd: self.cc.cwnd, ssthresh: self.cc.ssthresh }
-        } else {
-            Frto::Off
-        };
+        if p.frto {
+            self.frto_timeout();
+        }
         // FreeBSD: a first timeout opens a window of SRTT/2 on the RTT clock
         // (tick-quantised: under a 1 ms clock a sub-tick SRTT opens none).
         self.bad_rexmit = (p.bad_rexmit_undo && self.rtt.backoff == 1).then(|| BadRexmit {
@@ -979,13 +995,14 @@ impl Endpoint {
         if ack >= self.snd_una {
             self.snd_wnd = (pkt.window as u64) << self.snd_scale;
         }
-        let mut newly_sacked = 0;
+        let (mut newly_sacked, mut sack_end) = (0, 0);
         if self.sack_ok {
             for (a, b) in pkt.sack_blocks() {
                 let a = a.max(ack);
                 let b = b.min(self.snd_max);
                 if a < b {
                     newly_sacked += self.scoreboard.insert(a, b).0;
+                    sack_end = sack_end.max(b);
                 }
             }
         }
@@ -1075,7 +1092,12 @@ impl Endpoint {
             }
         }
         if self.frto != Frto::Off {
-            self.frto_ack(ack > snd_una_before, mss);
+            let duplicate = ack == snd_una_before
+                && snd_una_before < self.snd_max
+                && pkt.payload == 0
+                && !pkt.has(flags::SYN | flags::FIN)
+                && self.snd_wnd == old_wnd;
+            self.frto_ack(FrtoAck { advanced: ack > snd_una_before, duplicate, newly_sacked, sack_end }, mss);
         }
         // ECN-Echo: reduce at most once per window, not during loss recovery.
         if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size()), mss) {
@@ -1283,35 +1305,87 @@ impl Endpoint {
         }
     }
 
-    /// F-RTO steps 2 and 3 (RFC 5682 §2.1) on an ACK that did (`advanced`)
-    /// or did not acknowledge new data. The response to a spurious timeout
-    /// restores the window from before it (FreeBSD's undo, RFC 4015's aim).
-    fn frto_ack(&mut self, advanced: bool, mss: u64) {
+    /// F-RTO step 1 (RFC 5682 §2.1, and §3.1 with SACK) at a timeout: the
+    /// retransmission goes out as usual, and step 2 follows unless a
+    /// recovery is under way.
+    fn frto_timeout(&mut self) {
+        // Not during an earlier timeout's recovery ("recover" at or above
+        // snd_una; a timeout in step 2 has not set it, and restarts F-RTO),
+        // nor during SACK loss recovery (§2.1: "loss recovery other than
+        // Reno or NewReno"; §3.1).
+        if self.frto_recover >= self.snd_una || (self.sack_ok && self.recovery != Recovery::Open) {
+            self.frto_recover = self.snd_max;
+            self.frto = Frto::Off;
+            return;
+        }
+        // A restart keeps the window from before the first timeout.
+        let (cwnd, ssthresh) = match self.frto {
+            Frto::Retransmitted { cwnd, ssthresh, .. } | Frto::NewData { cwnd, ssthresh, .. } => (cwnd, ssthresh),
+            Frto::Off => (self.cc.cwnd, self.cc.ssthresh),
+        };
+        let rexmit_end = (self.snd_una + self.mss as u64).min(self.snd_max);
+        self.frto = Frto::Retransmitted { rexmit_end, cwnd, ssthresh };
+    }
+
+    /// F-RTO steps 2 and 3 on an ACK: the basic algorithm (RFC 5682 §2.1),
+    /// or the SACK-enhanced one (§3.1) when SACK is in use. The response to
+    /// a spurious timeout restores the window from before it (FreeBSD's
+    /// undo, RFC 4015's aim).
+    fn frto_ack(&mut self, a: FrtoAck, mss: u64) {
         self.frto = match self.frto {
-            // Step 2b: the retransmission's ACK (or an original's) left data
-            // outstanding: send up to two new segments instead of going back N.
-            Frto::First { recover, cwnd, ssthresh } if advanced && self.snd_una < recover && self.app_end > self.snd_max => {
-                self.snd_nxt = self.snd_max;
-                self.cc.cwnd = self.flight_size() + 2 * mss;
-                Frto::Second { cwnd, ssthresh }
+            // Step 2 (§3.1): duplicate ACKs before the retransmission's ACK
+            // only update the scoreboard (done), unless they started SACK
+            // recovery. §2.1: ACKs that neither advance nor duplicate are ignored.
+            Frto::Retransmitted { .. } if !a.advanced && (if self.sack_ok { self.recovery == Recovery::Open } else { !a.duplicate }) => self.frto,
+            Frto::Retransmitted { rexmit_end, cwnd, ssthresh } if a.advanced => {
+                self.frto_recover = self.snd_max;
+                let may_send_new = self.app_end > self.snd_max && self.snd_max < self.snd_una + self.snd_wnd;
+                if self.snd_una >= self.frto_recover || self.snd_una < rexmit_end || !may_send_new {
+                    // Step 2a: all data acknowledged, the retransmission not
+                    // (§2.1), or nothing new to send: conventional recovery.
+                    Frto::Off
+                } else {
+                    // Step 2b: up to two new segments instead of going back N.
+                    self.snd_nxt = self.snd_max;
+                    self.cc.cwnd = self.flight_size() + 2 * mss;
+                    Frto::NewData { cwnd, ssthresh }
+                }
             }
-            // Step 3b: new data acknowledged again: the timeout was spurious.
-            Frto::Second { cwnd, ssthresh } if advanced => {
-                self.stats.spurious_timeouts += 1;
-                self.cc.cwnd = cwnd;
-                self.cc.ssthresh = ssthresh;
+            // Step 2a (§2.1): a duplicate ACK (§3.1: SACK recovery began).
+            Frto::Retransmitted { .. } => {
+                self.frto_recover = self.snd_max;
                 Frto::Off
             }
-            // Step 3a: a duplicate ACK: the timeout was genuine. Go back N
-            // in slow start from at most three segments.
-            Frto::Second { .. } => {
-                self.cc.cwnd = self.cc.cwnd.min(3 * mss);
-                self.snd_nxt = self.snd_una;
+            // Step 3 takes only duplicate and new ACKs.
+            Frto::NewData { .. } if !a.advanced && !a.duplicate => self.frto,
+            Frto::NewData { cwnd, ssthresh } => {
+                let recover = self.frto_recover;
+                let spurious = if self.sack_ok {
+                    // §3.1 step 3: new data acknowledged (cumulatively or
+                    // by SACK), all of it sent before the timeout.
+                    self.snd_una <= recover && a.sack_end <= recover && (a.advanced || a.newly_sacked > 0)
+                } else {
+                    // §2.1 step 3b: the window advanced again.
+                    a.advanced
+                };
+                if spurious {
+                    self.stats.spurious_timeouts += 1;
+                    self.frto_recover = self.snd_una;
+                    // Undo the reduction, unless this ACK began SACK
+                    // recovery of holes (§3.1), which sets its own window.
+                    if self.recovery == Recovery::Open {
+                        self.cc.cwnd = cwnd;
+                        self.cc.ssthresh = ssthresh;
+                    }
+                } else {
+                    // Step 3a: the timeout was genuine. Go back N in slow
+                    // start from at most three segments.
+                    self.cc.cwnd = self.cc.cwnd.min(3 * mss);
+                    self.snd_nxt = self.snd_una;
+                }
                 Frto::Off
             }
-            // Step 2a: conventional recovery (a duplicate ACK, all data
-            // acknowledged, or no new data to send).
-            _ => Frto::Off,
+            Frto::Off => Frto::Off,
         };
     }
 
@@ -1836,5 +1910,117 @@ mod tests {
         assert_eq!(out.packets[0].seq, segs[0].seq);
         assert!(out.packets[0].is_retx);
         assert_eq!(pair.ep[0].rtt.backoff, 1);
+    }
+
+    /// F-RTO after a spurious timeout: four segments are held up (not
+    /// lost), the RTO fires and retransmits the first, and more data waits
+    /// to be sent. Returns the pair, the four originals and the window
+    /// before the timeout.
+    fn frto_after_a_delay(tcp: &str) -> (Pair, Vec<Packet>, u64) {
+        let mut pair = Pair::connected(params(&format!("frto = true\nmin_rto = \"1ms\"\n{tcp}")));
+        // One segment first, so that the sender has the receiver's scaled
+        // window (a changed window would make a duplicate ACK no duplicate).
+        let first = data(&mut pair, 1);
+        deliver_ack_last(&mut pair, &first);
+        let segs = data(&mut pair, 4);
+        pair.write(0, 10 * pair.ep[0].mss as u64);
+        let cwnd = pair.ep[0].cc.cwnd;
+        let rexmit = fire_rto(&mut pair);
+        assert_eq!((rexmit.len(), rexmit[0].seq), (1, segs[0].seq));
+        (pair, segs, cwnd)
+    }
+
+    fn fire_rto(pair: &mut Pair) -> Vec<Packet> {
+        let deadline = pair.ep[0].rto_timer.deadline.expect("RTO armed while data is outstanding");
+        pair.now = deadline;
+        let mut out = TcpOut::default();
+        pair.ep[0].on_timer(deadline, TimerKind::Rto, &pair.p, &mut out);
+        out.packets
+    }
+
+    /// Deliver data segments to the receiver and the ACK of the last one to
+    /// the sender (the earlier ACKs are lost); what the sender sends.
+    fn deliver_ack_last(pair: &mut Pair, segs: &[Packet]) -> Vec<Packet> {
+        let acks: Vec<Packet> = segs.iter().flat_map(|s| pair.to(1, s)).collect();
+        pair.to(0, acks.last().expect("an ACK"))
+    }
+
+    #[test]
+    fn frto_sends_new_data_after_the_first_ack_and_undoes_a_spurious_timeout() {
+        for sack in ["sack = true", "sack = false"] {
+            let (mut pair, segs, cwnd) = frto_after_a_delay(sack);
+            // Step 2b: the original of the retransmitted segment arrives; two
+            // new segments go out instead of going back N.
+            let sent = deliver_ack_last(&mut pair, &segs[..1]);
+            assert_eq!(sent.len(), 2, "{sack}");
+            assert!(sent.iter().all(|p| !p.is_retx && p.seq >= segs[3].seq + segs[3].payload as u64), "{sack}: new data");
+            // Step 3b: the next ACK acknowledges data sent before the timeout.
+            deliver_ack_last(&mut pair, &segs[1..2]);
+            assert_eq!(pair.ep[0].stats.spurious_timeouts, 1, "{sack}");
+            assert_eq!(pair.ep[0].cc.cwnd, cwnd, "{sack}: window restored");
+        }
+    }
+
+    #[test]
+    fn sack_enhanced_frto_waits_through_duplicate_acks_in_step_2() {
+        // A duplicate ACK before the retransmission's ACK: §2.1 falls back to
+        // going back N; §3.1 notes the SACK block and waits (RFC 5682).
+        for (sack, spurious) in [("sack = true", 1), ("sack = false", 0)] {
+            let (mut pair, segs, _) = frto_after_a_delay(sack);
+            deliver_ack_last(&mut pair, &segs[1..2]);
+            deliver_ack_last(&mut pair, &segs[..1]);
+            deliver_ack_last(&mut pair, &segs[2..3]);
+            assert_eq!(pair.ep[0].stats.spurious_timeouts, spurious, "{sack}");
+        }
+    }
+
+    #[test]
+    fn sack_enhanced_frto_judges_step_3_by_what_is_sacked_below_the_recovery_point() {
+        // Step 3 after 2b: a duplicate ACK that SACKs pre-timeout data proves
+        // the timeout spurious with SACK (§3.1 3b); without, a duplicate ACK
+        // means it was genuine (§2.1 3a).
+        for (sack, spurious) in [("sack = true", 1), ("sack = false", 0)] {
+            let (mut pair, segs, _) = frto_after_a_delay(sack);
+            deliver_ack_last(&mut pair, &segs[..1]);
+            deliver_ack_last(&mut pair, &segs[2..3]);
+            assert_eq!(pair.ep[0].stats.spurious_timeouts, spurious, "{sack}");
+        }
+        // An ACK covering the new segments too: spurious for §2.1 (it
+        // advanced), genuine for §3.1 (beyond the recovery point: 3a, back
+        // to at most three segments in slow start).
+        for (sack, spurious) in [("sack = true", 0), ("sack = false", 1)] {
+            let (mut pair, segs, _) = frto_after_a_delay(sack);
+            let new = deliver_ack_last(&mut pair, &segs[..1]);
+            let all: Vec<Packet> = segs[1..].iter().chain(&new).copied().collect();
+            deliver_ack_last(&mut pair, &all);
+            assert_eq!(pair.ep[0].stats.spurious_timeouts, spurious, "{sack}");
+            if spurious == 0 {
+                assert!(pair.ep[0].cc.cwnd <= 3 * pair.ep[0].mss as u64, "{sack}");
+            }
+        }
+    }
+
+    #[test]
+    fn frto_restarts_on_a_repeated_timeout_and_stays_out_of_a_timeout_recovery() {
+        // A second timeout before any ACK restarts F-RTO (RFC 5682 §2.1),
+        // still undoing to the window from before the first.
+        let (mut pair, segs, cwnd) = frto_after_a_delay("");
+        fire_rto(&mut pair);
+        assert_eq!(pair.ep[0].rtt.backoff, 2);
+        deliver_ack_last(&mut pair, &segs[..1]);
+        deliver_ack_last(&mut pair, &segs[1..2]);
+        assert_eq!(pair.ep[0].stats.spurious_timeouts, 1);
+        assert_eq!(pair.ep[0].cc.cwnd, cwnd);
+        // After a fall-back (a duplicate ACK in step 2, no SACK) the
+        // timeout's recovery is under way: a timeout in it does not enter
+        // F-RTO (step 1), and nothing is undone.
+        let (mut pair, segs, _) = frto_after_a_delay("sack = false");
+        deliver_ack_last(&mut pair, &segs[1..2]);
+        assert_eq!(pair.ep[0].frto, Frto::Off);
+        fire_rto(&mut pair);
+        assert_eq!(pair.ep[0].frto, Frto::Off);
+        deliver_ack_last(&mut pair, &segs[..1]);
+        deliver_ack_last(&mut pair, &segs[2..3]);
+        assert_eq!(pair.ep[0].stats.spurious_timeouts, 0);
     }
 }
