@@ -979,6 +979,13 @@ pub struct TcpCfg {
     /// seed 004 §6.3.2 describes. An alternative to `frto`.
     #[serde(default)]
     pub bad_rexmit_undo: bool,
+    /// At a timeout, forget what the receiver SACKed and go back N over
+    /// every byte, SACKed or not (FreeBSD of seed 004's time: tcp_timer_rexmt
+    /// frees the SACK holes, and tcp_output uses SACK only in fast recovery;
+    /// the reset RFC 5682 §3.1 step 1 cites from RFC 2018). Off: keep the
+    /// scoreboard and skip SACKed ranges when going back N (Linux).
+    #[serde(default)]
+    pub rto_forgets_sack: bool,
     /// ARREAR (seed 004 §6.2): timestamps carry measurement tokens and RTT
     /// samples have the resolution of the sender's own clock.
     #[serde(default)]

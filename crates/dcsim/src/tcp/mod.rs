@@ -60,6 +60,7 @@ pub struct TcpParams {
     pub cwnd_validation: bool,
     pub frto: bool,
     pub bad_rexmit_undo: bool,
+    pub rto_forgets_sack: bool,
     pub arrear: Option<ArrearParams>,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
@@ -113,6 +114,7 @@ impl TcpParams {
             cwnd_validation: t.cwnd_validation,
             frto: t.frto,
             bad_rexmit_undo: t.bad_rexmit_undo,
+            rto_forgets_sack: t.rto_forgets_sack,
             arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0, syn_data: a.syn_data.0 as u32 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
@@ -713,6 +715,10 @@ impl Endpoint {
         let stalled = self.cc.cwnd < self.mss as u64 && self.app_end > self.snd_una;
         if self.snd_una >= self.snd_max && !stalled {
             return;
+        }
+        if p.rto_forgets_sack {
+            // FreeBSD's tcp_timer_rexmt: tcp_free_sackholes() first.
+            self.scoreboard.clear();
         }
         if p.frto {
             self.frto_timeout();
@@ -1506,8 +1512,12 @@ impl Endpoint {
                 self.cwnd_limited = false;
                 return;
             }
-            // Skip ranges the receiver already holds (go-back-N after a timeout).
-            self.snd_nxt = self.first_unsacked_from(self.snd_nxt);
+            // Skip ranges the receiver already holds (go-back-N after a
+            // timeout), unless the timeout forgot them (tcp.rto_forgets_sack:
+            // FreeBSD's tcp_output consults SACK only in fast recovery).
+            if !p.rto_forgets_sack {
+                self.snd_nxt = self.first_unsacked_from(self.snd_nxt);
+            }
             let seq = self.snd_nxt;
             let data_end = self.app_end;
             let retx = seq < self.snd_max;
@@ -1525,7 +1535,7 @@ impl Endpoint {
                 return;
             }
             let mut end = (seq + mss).min(data_end);
-            if retx {
+            if retx && !p.rto_forgets_sack {
                 if let Some((a, _)) = self.scoreboard.next_covered_from(seq) {
                     end = end.min(a.max(seq + 1));
                 }
@@ -2022,5 +2032,34 @@ mod tests {
         deliver_ack_last(&mut pair, &segs[..1]);
         deliver_ack_last(&mut pair, &segs[2..3]);
         assert_eq!(pair.ep[0].stats.spurious_timeouts, 0);
+    }
+
+    #[test]
+    fn a_timeout_that_forgets_sack_goes_back_n_over_sacked_segments() {
+        // Segments 3 and 6 of 10 are lost and recovery does not repair them
+        // before the timer fires. Going back N after the timeout, the ACK of
+        // 3 lets two segments go: Linux (the default) sends only 6, skipping
+        // the SACKed 7; FreeBSD's stack (tcp.rto_forgets_sack) forgot the
+        // SACK and sends 6 and 7. The ACK of 6 then covers everything.
+        let resent = |config: &str| {
+            let mut pair = Pair::connected(params(&format!("min_rto = \"1ms\"\ndetect_lost_retransmits = false\n{config}")));
+            let segs = data(&mut pair, 10);
+            let acks: Vec<Packet> = segs.iter().enumerate().filter(|(i, _)| *i != 2 && *i != 5).flat_map(|(_, s)| pair.to(1, s)).collect();
+            for a in &acks {
+                pair.to(0, a); // fast retransmits, all lost
+            }
+            let mut sent = fire_rto(&mut pair);
+            let mut seqs = Vec::new();
+            while let Some(seg) = sent.pop() {
+                seqs.push((seg.seq - segs[0].seq) / seg.payload as u64);
+                for a in pair.to(1, &seg) {
+                    sent.extend(pair.to(0, &a));
+                }
+            }
+            seqs.sort();
+            seqs
+        };
+        assert_eq!(resent(""), [2, 5]);
+        assert_eq!(resent("rto_forgets_sack = true"), [2, 5, 6]);
     }
 }
