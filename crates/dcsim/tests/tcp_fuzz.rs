@@ -34,6 +34,9 @@ const CONFIGS: &[&str] = &[
     "initial_cwnd = 1\nwindow_scale = false\nrcv_buffer = \"60000B\"\nrto_formula = \"bsd\"",
     "cc = \"dctcp\"\ndctcp_min_cwnd = 0\nca_counting = \"segments\"\ninitial_cwnd = 1\nmin_rto = \"10us\"",
     "cc = \"cubic\"\necn = true\nrestart_after_idle = false",
+    "frto = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
+    "frto = true\nsack = false\nmin_rto = \"10us\"",
+    "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"",
 ];
 
 struct Pair {
