@@ -45,6 +45,14 @@ def test_clues_arrear_shortens_most_transactions_that_needed_an_rto(tmp_path):
     assert len(rto) == 2 and all(r["holds"] == "True" for r in rto), rto
 
 
+def test_clues_cases_the_thesis_worked_examples(tmp_path):
+    rows = reproduce_quick("clues-cases", tmp_path)
+    # A, C and D as the thesis tells them, down to C's 25.8 us first segment
+    # and D's dropped second-last segment; B has one non-parallel RTO, not two.
+    misses = [(r["metric"], r["condition"], r["dcsim"]) for r in rows if r["holds"] != "True"]
+    assert len(rows) == 12 and misses == [("rto_tiers", '{"case": "B", "arrear": false}', "1")], misses
+
+
 def test_the_thesis_tcp_preset_matches_the_experiment_scenarios():
     import dcsim
     from dcsim.experiments import ROOT
@@ -66,13 +74,46 @@ def test_clues_latency_table5_minimum_path_latencies(tmp_path):
             for r in reproduce_quick("clues-latency", tmp_path) if r["metric"] == "min_rtt_ns"}
     assert len(rows) == 9
     # The responder's handshake sample: SYN-ACK (78 B) out, ACK (70 B) back,
-    # 4 x 3.45 ns/m of propagation and 2 x 5 ns of forwarding, on a 2^-32 s
-    # clock (so within one tick, 0.233 ns, of the exact sum).
+    # 4 x 3.45 ns/m of propagation and 2 x 5 ns of forwarding, read as CLUES
+    # reads its clock: whole nanoseconds (ns-3's scheduler) in sbintime
+    # ticks, so within 1 ns and one 2^-32 s tick of the exact sum.
     for (d, rate), paper in {(25, 10): 590.9, (5, 100): 103.1, (0.5, 400): 23.1}.items():
         exact = 4 * d * 3.45 + 10 + 2 * (78 + 70) * 8 / rate
         r = rows[d * 1000 + rate]
-        assert abs(float(r["dcsim"]) - exact) < 0.24, (d, rate, r)
+        assert abs(float(r["dcsim"]) - exact) < 1.24, (d, rate, r)
         assert float(r["paper"]) == paper
-    # Seven of Table 5's nine within 1 %; 50 cm at 100 and 400 Gb/s miss
-    # (the thesis is 0.3-0.5 ns higher: docs/reproduce.md).
-    assert sum(r["holds"] == "True" for r in rows.values()) == 7
+    # Six of Table 5's nine within 1 %. The second responder's handshake
+    # starts a SYN and a gap after the first's; its reads fall elsewhere in
+    # the nanosecond and the tick, and it measures 1 ns less at 5 m and 50 cm
+    # at 100 Gb/s, one tick less at 50 cm and 400 Gb/s: those three fall
+    # short (docs/reproduce.md).
+    assert sum(r["holds"] == "True" for r in rows.values()) == 6
+
+
+def test_the_thesis_fig3_trace_to_the_nanosecond():
+    """Seed 004 Fig. 3: the querier's view of a 500 B query to 2 responders
+    returning 10 kB in all at 10 Gb/s, from a 100 ms start. CLUES' CSMA
+    devices keep a 12 B inter-frame gap (the SYNs leave 72 ns apart, full
+    frames arrive 1224 ns apart), and FreeBSD acknowledges the query before
+    the application answers it (the first data arrives 65.6 ns, one ACK
+    frame plus its gap, after it would otherwise). The thesis prints times
+    truncated to the nanosecond. Its two window updates that FreeBSD sends
+    once a connection is established (17545 and 17617 ns) are not modelled;
+    they leave the responders before the query arrives and delay nothing."""
+    import dcsim
+    from dcsim.analysis import tcp_segments
+    from dcsim.experiments import ROOT
+
+    r = dcsim.run(ROOT / "clues-occupancy" / "scenario.toml", overrides={
+        "workload[0].start": "100ms", "workload[0].response_size": "5000B",
+        "output.pcap": [{"host": 0, "name": "querier"}], "output.queue_sample_interval": "0s"})
+    seen = [(int(s["time"] * 1e9 + 1e-6) - 100_000_000, s["src"].split(":")[0], s["payload"], s["flags"])
+            for s in tcp_segments(r.pcaps["querier"])]
+    q, a, b = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+    syn, synack, ack, psh = 0x02, 0x12, 0x10, 0x18
+    fig3 = [(0, q, 0, syn), (72, q, 0, syn), (8785, a, 0, synack), (8785, q, 0, ack), (8857, b, 0, synack), (8857, q, 0, ack),
+            (8923, q, 500, psh), (9388, q, 500, psh), (18483, a, 0, ack), (18948, b, 0, ack),
+            (20865, a, 1448, ack), (20865, q, 0, ack), (22089, b, 1448, ack), (22089, q, 0, ack), (23313, a, 1448, ack), (23313, q, 0, ack),
+            (24537, b, 1448, ack), (24537, q, 0, ack), (25761, a, 1448, ack), (25761, q, 0, ack), (26985, b, 1448, ack), (26985, q, 0, ack),
+            (27576, a, 656, psh), (27576, q, 0, ack), (28166, b, 656, psh), (28166, q, 0, ack)]
+    assert seen[:len(fig3)] == fig3

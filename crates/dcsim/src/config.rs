@@ -291,9 +291,9 @@ pub struct LinkCfg {
     /// IP MTU in bytes (the Ethernet payload). 1500 by default; jumbo up to 9000+.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    /// Count the 8-byte preamble+SFD and 12-byte inter-frame gap on the wire.
+    /// What a frame occupies on the wire besides its bytes (see [`Framing`]).
     #[serde(default)]
-    pub preamble_ifg: bool,
+    pub framing: Framing,
     /// Independent random loss: each frame sent on any link (either
     /// direction, data and ACKs) is lost on the wire with this probability.
     #[serde(default)]
@@ -301,7 +301,34 @@ pub struct LinkCfg {
 }
 impl Default for LinkCfg {
     fn default() -> Self {
-        LinkCfg { mtu: default_mtu(), preamble_ifg: false, loss_rate: 0.0 }
+        LinkCfg { mtu: default_mtu(), framing: Framing::Frame, loss_rate: 0.0 }
+    }
+}
+
+/// Ethernet's overhead around a frame (IEEE 802.3 §4.4.2). The 8-byte
+/// preamble and SFD precede the frame, so they delay its arrival; the
+/// 12-byte inter-frame gap only keeps the next frame from starting earlier,
+/// so a frame on an idle link arrives as soon as without it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Framing {
+    /// The frame alone, header to FCS (ns-3's point-to-point device, htsim).
+    #[default]
+    Frame,
+    /// A 12-byte gap between frames, no preamble: ns-3's CSMA device with
+    /// its InterframeGap set, as CLUES (seed 004 Fig. 3: back-to-back
+    /// 1518 B frames 1224 ns apart at 10 Gb/s).
+    Ifg,
+    /// Preamble+SFD and the gap: 20 bytes per frame, as on real Ethernet.
+    PreambleIfg,
+}
+
+impl Framing {
+    pub fn preamble(self) -> bool {
+        self == Framing::PreambleIfg
+    }
+    pub fn gap(self) -> bool {
+        self != Framing::Frame
     }
 }
 
@@ -363,6 +390,12 @@ pub struct ArrearCfg {
     /// where the thesis' FreeBSD implementation keeps its clock reads).
     #[serde(default = "default_arrear_clock")]
     pub clock: Clock,
+    /// Resolution of the time source the clock reads: each read is the
+    /// current time floored to this, then expressed in `clock`'s units. CLUES'
+    /// sbinuptime() reads ns-3's scheduler, "a 1 ns resolution" (§6.2.2).
+    /// The default, 1ps, reads the simulated time exactly.
+    #[serde(default = "default_arrear_source")]
+    pub source: DurV,
     /// TSval tokens must not wrap within this MSL (net.inet.tcp.msl, 30 s).
     #[serde(default = "default_msl")]
     pub msl: DurV,
@@ -375,6 +408,9 @@ pub struct ArrearCfg {
 
 fn default_arrear_clock() -> Clock {
     Clock::every(Dur::from_ns(1))
+}
+fn default_arrear_source() -> DurV {
+    DurV(Dur(1))
 }
 fn default_msl() -> DurV {
     DurV(Dur::from_secs(30))
@@ -986,6 +1022,14 @@ pub struct TcpCfg {
     /// scoreboard and skip SACKed ranges when going back N (Linux).
     #[serde(default)]
     pub rto_forgets_sack: bool,
+    /// An ACK owed at once (delayed ACK off, or out of order) leaves before
+    /// the application reads the data, so a request's ACK precedes the
+    /// response instead of riding on it: the stack's input path sends it,
+    /// and the application runs afterwards (FreeBSD through NSC in CLUES,
+    /// seed 004 Fig. 3). Off: the application answers within the same
+    /// instant and the response carries the ACK.
+    #[serde(default)]
+    pub ack_before_app: bool,
     /// ARREAR (seed 004 §6.2): timestamps carry measurement tokens and RTT
     /// samples have the resolution of the sender's own clock.
     #[serde(default)]
@@ -1721,6 +1765,9 @@ impl Scenario {
             }
             if a.clock.resolution() == Dur::ZERO {
                 return Err(err("tcp.arrear.clock", "the clock resolution must be at least 1ps"));
+            }
+            if a.source.0 == Dur::ZERO {
+                return Err(err("tcp.arrear.source", "the time source's resolution must be at least 1ps"));
             }
             if a.msl.0 == Dur::ZERO {
                 return Err(err("tcp.arrear.msl", "the MSL must be greater than zero"));

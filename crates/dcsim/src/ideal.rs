@@ -20,26 +20,27 @@
 //! incast response adds the query's transfer from querier to responder.
 //! ideal_fct = that total; slowdown = fct / ideal_fct.
 
-use crate::config::Scenario;
-use crate::packet::{flags, Packet, WScale};
+use crate::config::{Framing, Scenario};
+use crate::packet::{flags, Packet, WScale, IFG};
 use crate::tcp::TcpParams;
 use crate::topology::{Network, NodeKind};
 use dcsim_engine::{Dur, Rate};
 
 pub struct IdealModel<'a> {
     net: &'a Network,
-    preamble_ifg: bool,
+    framing: Framing,
     tcp: &'a TcpParams,
 }
 
 impl<'a> IdealModel<'a> {
     pub fn new(s: &Scenario, net: &'a Network, tcp: &'a TcpParams) -> IdealModel<'a> {
-        IdealModel { net, preamble_ifg: s.link.preamble_ifg, tcp }
+        IdealModel { net, framing: s.link.framing, tcp }
     }
 
-    /// Hops from src to dst; `extra` delays the frames before the first hop.
-    fn hops(&self, src: u32, dst: u32, hash: u32, extra: Dur) -> Option<Vec<(Rate, Dur)>> {
-        let mut hops: Vec<(Rate, Dur)> = self
+    /// Hops from src to dst as (rate, latency, inter-frame gap); `extra`
+    /// delays the frames before the first hop.
+    fn hops(&self, src: u32, dst: u32, hash: u32, extra: Dur) -> Option<Vec<(Rate, Dur, Dur)>> {
+        let mut hops: Vec<(Rate, Dur, Dur)> = self
             .net
             .path(src, dst, hash)?
             .into_iter()
@@ -50,7 +51,8 @@ impl<'a> IdealModel<'a> {
                 } else {
                     port.delay
                 };
-                (port.rate, lat)
+                let gap = if self.framing.gap() { port.rate.tx_time(IFG) } else { Dur::ZERO };
+                (port.rate, lat, gap)
             })
             .collect();
         // A constant delay before the source's NIC shifts every frame alike,
@@ -63,7 +65,7 @@ impl<'a> IdealModel<'a> {
 
     fn frame(&self, mut p: Packet) -> u64 {
         p.has_ts = self.tcp.timestamps;
-        p.finalize_size(self.preamble_ifg);
+        p.finalize_size(self.framing.preamble());
         p.wire_bytes as u64
     }
 
@@ -97,7 +99,7 @@ impl<'a> IdealModel<'a> {
 
     /// Time from the first frame's first bit leaving the source to the last
     /// frame's last bit reaching the destination.
-    pub fn pipeline(hops: &[(Rate, Dur)], batches: &[(u64, u64)]) -> Dur {
+    pub fn pipeline(hops: &[(Rate, Dur, Dur)], batches: &[(u64, u64)]) -> Dur {
         let h = hops.len();
         let mut prev = vec![0u64; h]; // departure of the previous frame per hop
         let mut first = vec![0u64; h];
@@ -105,18 +107,20 @@ impl<'a> IdealModel<'a> {
             if count == 0 {
                 continue;
             }
-            let t: Vec<u64> = hops.iter().map(|(r, _)| r.tx_time(size).ps()).collect();
+            let t: Vec<u64> = hops.iter().map(|(r, _, _)| r.tx_time(size).ps()).collect();
+            // A frame may start a gap after the one before it (none yet: 0).
+            let ready = |i: usize, prev: &[u64]| if prev[i] == 0 { 0 } else { prev[i] + hops[i].2.ps() };
             // First frame of the batch.
             let mut arrive = prev[0];
             for (i, f) in first.iter_mut().enumerate() {
-                *f = arrive.max(prev[i]) + t[i];
+                *f = arrive.max(ready(i, &prev)) + t[i];
                 arrive = *f + hops[i].1.ps();
             }
             // Last frame of the batch (max-plus closed form).
             for (i, last) in prev.iter_mut().enumerate() {
                 let mut best = 0u64;
                 for k in 0..=i {
-                    let mut v = first[k] + (count - 1) * t[k];
+                    let mut v = first[k] + (count - 1) * (t[k] + hops[k].2.ps());
                     for m in k + 1..=i {
                         v += hops[m - 1].1.ps() + t[m];
                     }
@@ -160,15 +164,20 @@ mod tests {
         let g10 = Rate::from_gbps(10);
         let g1 = Rate::from_gbps(1);
         // Two hops, 1 us each; 3 frames of 1500 B: 1.2 us at 10G, 12 us at 1G.
-        let hops = [(g10, Dur::from_us(1)), (g1, Dur::from_us(1))];
+        let hops = [(g10, Dur::from_us(1), Dur::ZERO), (g1, Dur::from_us(1), Dur::ZERO)];
         // first frame: 1.2 + 1 + 12 + 1; then two more spaced by the 12 us bottleneck.
         let t = IdealModel::pipeline(&hops, &[(1500, 3)]);
         assert_eq!(t, Dur::from_ns(1200 + 1000 + 12000 + 1000 + 2 * 12000));
         // Bottleneck first: frames then arrive spaced by 12 us as well.
-        let hops = [(g1, Dur::from_us(1)), (g10, Dur::from_us(1))];
+        let hops = [(g1, Dur::from_us(1), Dur::ZERO), (g10, Dur::from_us(1), Dur::ZERO)];
         assert_eq!(IdealModel::pipeline(&hops, &[(1500, 3)]), Dur::from_ns(3 * 12000 + 1000 + 1200 + 1000));
         // A small frame first, then big ones.
-        let hops = [(g10, Dur::ZERO), (g10, Dur::ZERO)];
+        let hops = [(g10, Dur::ZERO, Dur::ZERO), (g10, Dur::ZERO, Dur::ZERO)];
         assert_eq!(IdealModel::pipeline(&hops, &[(100, 1), (1000, 2)]), Dur::from_ns(80 + 800 + 800 + 800));
+        // With a 12 B (9.6 ns) inter-frame gap: the first frame is not
+        // delayed, each later one starts 9.6 ns after the one before.
+        let gap = Dur(9600);
+        let hops = [(g10, Dur::ZERO, gap), (g10, Dur::ZERO, gap)];
+        assert_eq!(IdealModel::pipeline(&hops, &[(100, 1), (1000, 2)]).ps(), 80_000 + 800_000 + 2 * (9600 + 800_000));
     }
 }

@@ -5,14 +5,15 @@
 //! header (14 B) and FCS (4 B), the IPv4 header (20 B, no options), the TCP
 //! header (20 B) and its options padded to 4 bytes as Linux lays them out,
 //! padding up to the 64-byte Ethernet minimum, and optionally the preamble+SFD
-//! (8 B) and inter-frame gap (12 B).
+//! (8 B). The inter-frame gap is time between frames, kept by the port.
 
 use dcsim_engine::SimTime;
 
 pub const ETH_HEADER: u64 = 14;
 pub const ETH_FCS: u64 = 4;
 pub const ETH_MIN_FRAME: u64 = 64;
-pub const PREAMBLE_IFG: u64 = 20;
+pub const PREAMBLE: u64 = 8;
+pub const IFG: u64 = 12;
 pub const IPV4_HEADER: u64 = 20;
 pub const TCP_HEADER: u64 = 20;
 
@@ -115,7 +116,7 @@ pub struct Packet {
     /// This pure ACK repeats the acknowledgement number and window of the
     /// previous segment its sender sent (a duplicate ACK; counters only).
     pub is_dup_ack: bool,
-    /// Bytes on the wire (frame, plus preamble and IFG when configured).
+    /// Bytes on the wire (the frame, plus the preamble when configured).
     pub wire_bytes: u32,
     /// When the packet entered the queue it is in (for sojourn-time AQMs).
     pub enqueued_at: SimTime,
@@ -179,8 +180,8 @@ impl Packet {
     }
 
     /// Compute and store the on-the-wire size.
-    pub fn finalize_size(&mut self, preamble_ifg: bool) {
-        let extra = if preamble_ifg { PREAMBLE_IFG } else { 0 };
+    pub fn finalize_size(&mut self, preamble: bool) {
+        let extra = if preamble { PREAMBLE } else { 0 };
         self.wire_bytes = (self.frame_len() + extra) as u32;
     }
 }
@@ -245,7 +246,7 @@ mod tests {
         assert_eq!(p.ip_len(), 1500);
         assert_eq!(p.frame_len(), 1518);
         p.finalize_size(true);
-        assert_eq!(p.wire_bytes, 1538);
+        assert_eq!(p.wire_bytes, 1526, "with the preamble");
         // Pure ACK with timestamps: 14 + 20 + 32 + 4 = 70 B.
         let a = Packet { flags: flags::ACK, has_ts: true, ..Default::default() };
         assert_eq!(a.frame_len(), 70);

@@ -91,7 +91,7 @@ mod tests {
         let mut t = SimTime::ZERO;
         assert!(!q.pass(t, 1000), "one frame alone reaches the threshold, not above it");
         for k in 1..=10u64 {
-            t = t + Dur::from_us(8);
+            t += Dur::from_us(8);
             let marked = q.pass(t, 1000);
             assert!((q.counter() - (1000.0 + 50.0 * k as f64)).abs() < 1e-6, "k={k}: {}", q.counter());
             assert!(marked);
@@ -114,7 +114,7 @@ mod tests {
         for k in 1..=20u64 {
             assert!(!q.pass(t, 1000), "frame {k}");
             assert!((q.counter() - 50.0 * k as f64).abs() < 1e-6);
-            t = t + Dur::from_us(8);
+            t += Dur::from_us(8);
         }
         assert!(q.pass(t, 1000), "the 21st back-to-back frame crosses 1010 B");
     }

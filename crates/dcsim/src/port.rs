@@ -114,8 +114,10 @@ pub struct Port {
     /// (the frames may have arrived and been freed by the time they are
     /// settled).
     committed: VecDeque<(PktId, u64)>,
-    /// When the last frame started or committed ends (`start_known_at_enqueue`).
+    /// When the last frame started or committed ends (ZERO: none yet).
     pub busy_until: SimTime,
+    /// The inter-frame gap at this port's rate (link.framing; zero without).
+    pub gap: Dur,
     pub stats: PortStats,
 }
 
@@ -161,6 +163,7 @@ impl Port {
             start_known_at_enqueue: false,
             committed: VecDeque::new(),
             busy_until: SimTime::ZERO,
+            gap: Dur::ZERO,
             stats: PortStats::default(),
         }
     }
@@ -204,7 +207,7 @@ impl Port {
             return Offer::StartTx;
         }
         // Sent right after the frames before it: its start is known now.
-        self.busy_until += self.rate.tx_time(size);
+        self.busy_until += self.gap + self.rate.tx_time(size);
         self.committed.push_back((id, size));
         self.count_queued(size);
         Offer::Queued { evicted: 0 }
@@ -410,6 +413,16 @@ impl Port {
         self.rate.tx_time(self.transmitting_bytes)
     }
 
+    /// How long a frame starting at `now` waits for the inter-frame gap
+    /// after the one before it.
+    #[inline]
+    pub fn gap_wait(&self, now: SimTime) -> Dur {
+        if self.gap == Dur::ZERO || self.busy_until == SimTime::ZERO {
+            return Dur::ZERO;
+        }
+        (self.busy_until + self.gap).since(now)
+    }
+
     /// The current frame finished serialising: put it on the wire (unless
     /// random loss takes it), and start the next one if any.
     #[inline]
@@ -466,7 +479,7 @@ impl Port {
             self.queue_bytes -= bytes;
             self.transmitting = Some(id);
             self.transmitting_bytes = bytes;
-            let end = t + self.rate.tx_time(bytes);
+            let end = t + self.gap + self.rate.tx_time(bytes);
             if end > now {
                 self.idle_at = Some(end);
                 return;

@@ -60,7 +60,7 @@ size = "50MB"
     let err = (goodput - analytic).abs() / analytic;
     assert!(err < 0.005, "goodput {goodput:.4e} vs analytic {analytic:.4e} ({:.3}%)", err * 100.0);
     // With preamble and IFG on the wire the ceiling is C * 1448 / 1538.
-    let s2 = scenario(&format!("{}\n[link]\npreamble_ifg = true\n", s_text_star_50mb()));
+    let s2 = scenario(&format!("{}\n[link]\nframing = \"preamble_ifg\"\n", s_text_star_50mb()));
     let fct2 = run(&s2, None).unwrap().table("flows").f64("fct")[0];
     let analytic2 = 10e9 * 1448.0 / 1538.0;
     let err2 = (50e6 * 8.0 / fct2 - analytic2).abs() / analytic2;
@@ -93,9 +93,12 @@ fn lone_flow_fct_is_handshake_plus_serialisation_plus_propagation() {
     //         back. Store-and-forward: a short last frame can catch up with
     //         the full frame ahead of it and wait at the switch, so the
     //         switch finishes it at max(its arrival, previous departure) + ser.
+    // With link.framing = "ifg" a frame starts no sooner than 12 B (9.6 ns)
+    // after the end of the one before it; a frame on an idle link is not delayed.
     let ser = |b: u64| Rate::from_gbps(10).tx_time(b);
     let prop = Dur::from_us(2);
     let fwd = Dur::from_ns(300);
+    for (framing, gap) in [("frame", Dur::ZERO), ("ifg", Dur(9600))] {
     for (bytes, full, last) in [(14480u64, 10u64, 0u64), (1448, 1, 0), (5000, 3, 656), (1, 0, 1)] {
         let s = scenario(&format!(
             r#"
@@ -104,6 +107,8 @@ type = "star"
 hosts = 3
 link_rate = "10Gbps"
 link_delay = "2us"
+[link]
+framing = "{framing}"
 [switch]
 forwarding_latency = "300ns"
 [[workload]]
@@ -122,18 +127,19 @@ size = "{bytes}B"
             frames.push(data_frame(last));
         }
         for &f in &frames {
-            nic_done += ser(f);
-            switch_done = (nic_done + prop + fwd).max(switch_done) + ser(f);
+            nic_done += gap + ser(f);
+            switch_done = (nic_done + prop + fwd).max(switch_done + gap) + ser(f);
         }
         let expected = handshake + switch_done + prop;
         let out = run(&s, None).unwrap();
         let f = out.table("flows");
         let fct_ps = (f.f64("fct")[0] * 1e12).round() as u64;
-        assert_eq!(fct_ps, expected.ps(), "{bytes} B: fct {} ns, analytic {} ns", fct_ps as f64 / 1e3, ns(expected));
+        assert_eq!(fct_ps, expected.ps(), "{framing}, {bytes} B: fct {} ns, analytic {} ns", fct_ps as f64 / 1e3, ns(expected));
         // The reported ideal FCT is the same formula.
         let ideal_ps = (f.f64("ideal_fct")[0] * 1e12).round() as u64;
-        assert_eq!(ideal_ps, expected.ps());
+        assert_eq!(ideal_ps, expected.ps(), "{framing}, {bytes} B");
         assert!((f.f64("slowdown")[0] - 1.0).abs() < 1e-9);
+    }
     }
 }
 

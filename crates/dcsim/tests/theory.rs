@@ -21,20 +21,21 @@ fn u32s(t: &dcsim::results::Table, c: &str) -> Vec<u32> {
 fn goodput_reaches_line_rate_for_any_mtu_and_option_set() {
     // goodput = C * payload / wire bytes per segment, where
     //   payload = MTU - 20 (IP) - 20 (TCP) - 12 (timestamps, if on)
-    //   wire    = MTU + 14 (Ethernet header) + 4 (FCS) + 20 (preamble + IFG, if counted)
+    //   wire    = MTU + 14 (Ethernet header) + 4 (FCS), + 12 (inter-frame gap)
+    //             and + 8 (preamble) with the framings that count them
     for mtu in [576u64, 1500, 9000] {
         for ts in [true, false] {
-            for preamble in [false, true] {
+            for (framing, extra) in [("frame", 0u64), ("ifg", 12), ("preamble_ifg", 20)] {
                 let s = scenario(&format!(
-                    "[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[link]\nmtu = {mtu}\npreamble_ifg = {preamble}\n[tcp]\ntimestamps = {ts}\nrcv_buffer = \"8MiB\"\n[output]\nqueue_sample_interval = \"0s\"\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 1\nsize = \"40MB\"\n"
+                    "[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[link]\nmtu = {mtu}\nframing = \"{framing}\"\n[tcp]\ntimestamps = {ts}\nrcv_buffer = \"8MiB\"\n[output]\nqueue_sample_interval = \"0s\"\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 1\nsize = \"40MB\"\n"
                 ));
                 let fct = run(&s, None).unwrap().table("flows").f64("fct")[0];
                 let payload = (mtu - 40 - if ts { 12 } else { 0 }) as f64;
-                let wire = (mtu + 18 + if preamble { 20 } else { 0 }) as f64;
+                let wire = (mtu + 18 + extra) as f64;
                 let analytic = 10e9 * payload / wire;
                 let goodput = 40e6 * 8.0 / fct;
                 let err = (goodput - analytic).abs() / analytic;
-                assert!(err < 0.005, "MTU {mtu}, ts {ts}, preamble {preamble}: {goodput:.4e} vs {analytic:.4e}");
+                assert!(err < 0.005, "MTU {mtu}, ts {ts}, framing {framing}: {goodput:.4e} vs {analytic:.4e}");
             }
         }
     }

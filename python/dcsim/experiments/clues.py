@@ -49,12 +49,16 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
 
 def _stalled_rto_us(r: Any) -> float | None:
     """The RTO interval the sender waited out: the one armed by the last ACK
-    before the longest silence in the trace of the connection that timed out."""
+    before the longest silence in the trace of the connection that timed out.
+    The silence may last until the flow ends: the run stops when the
+    transaction completes, before the last ACK reaches the sender."""
     t = r.tcp_trace.to_pylist()
-    conn = next((f["conn"] for f in r.flows.to_pylist() if f["timeouts"]), None)
-    rows = sorted((x["time"], x["rto"]) for x in t if x["conn"] == conn and x["side"] == 1)
-    gaps = [(b[0] - a[0], a[1]) for a, b in zip(rows, rows[1:])]
-    return max(gaps)[1] * 1e6 if gaps else None
+    flow = next((f for f in r.flows.to_pylist() if f["timeouts"]), None)
+    if flow is None:
+        return None
+    rows = sorted((x["time"], x["rto"]) for x in t if x["conn"] == flow["conn"] and x["side"] == 1)
+    gaps = [(b[0] - a[0], a[1]) for a, b in zip(rows, rows[1:] + [(flow["end"], None)])]
+    return max(gaps, key=lambda g: g[0])[1] * 1e6 if gaps else None
 
 
 def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
@@ -361,7 +365,7 @@ def _srtt_box(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
     srtt = sorted(mins + [s * 1e9 for s, side in zip(t["srtt"].to_pylist(), t["side"].to_pylist()) if side == 1])
     box = {"min": srtt[0], "q1": _quantile(srtt, 0.25), "median": _quantile(srtt, 0.5), "q3": _quantile(srtt, 0.75), "max": srtt[-1]}
     return [
-        {"metric": "min_rtt_ns", "value": min(mins)},
+        {"metric": "min_rtt_ns", "value": min(mins), "per_responder": mins},
         # How far the handshake's sample sits below the bulk: (q1 - min) / q1.
         {"metric": "min_gap_fraction", "value": (box["q1"] - box["min"]) / box["q1"]},
         {"metric": "drops", "value": sum(r.ports["ingress_drops"].to_pylist())},
@@ -412,6 +416,73 @@ def clues_latency_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes.flat)
 
 
+# ---- clues-cases: the worked examples of Figs. 24-25 -------------------------------------
+
+
+def _case_job(c: dict[str, Any], scenario: str, spec: dict[str, Any], arrear: bool, cells: int) -> Job:
+    n = c["responders"]
+    overrides = {"topology.link_rate": spec["rate"], "topology.hosts": n + 1, "switch.voq.ingress_cells": cells,
+                 "workload[0].responders": list(range(1, n + 1)), "workload[0].response_size": f"{c['response']}B",
+                 "output.pcap": [{"host": 0, "name": "querier"}, {"host": n, "name": "labelled"}], "output.queue_sample_interval": "0s"}
+    if arrear:
+        overrides["tcp.arrear"] = {"clock": "1ns"}
+    return ({"case": c["name"], "arrear": arrear, "cells": cells}, scenario, None, overrides)
+
+
+def _measure_case(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """The transaction, and its last responder as the thesis' figures show it."""
+    from ..analysis import tcp_segments
+
+    n = max(f["src"] for f in r.flows.to_pylist())
+    flow = next(f for f in r.flows.to_pylist() if f["src"] == n)
+    addr = f"10.0.0.{n + 1}:"
+    # Data segments of the labelled responder: (time, seq) as it sent them and as the querier got them.
+    sent = [(s["time"], s["seq"]) for s in tcp_segments(r.pcaps["labelled"]) if s["src"].startswith(addr) and s["payload"] > 0]
+    got = [(s["time"], s["seq"]) for s in tcp_segments(r.pcaps["querier"]) if s["src"].startswith(addr) and s["payload"] > 0]
+    seqs = sorted({q for _, q in sent})
+    lost = [q for q in seqs if sum(x == q for _, x in sent) > sum(x == q for _, x in got)]
+    q = r.queries.to_pylist()[0]
+    return [
+        {"metric": "completion_us", "value": q["completion_time"] * 1e6},
+        {"metric": "drops", "value": r.summary["packets_dropped"]},
+        {"metric": "timeouts", "value": flow["timeouts"]},
+        {"metric": "spurious_timeouts", "value": flow["spurious_timeouts"]},
+        {"metric": "first_data_us", "value": (got[0][0] - sent[0][0]) * 1e6},
+        # Which of its segments was lost first, counted from the end (1: the last).
+        {"metric": "dropped_segment_from_end", "value": len(seqs) - seqs.index(lost[0]) if lost else None},
+    ]
+
+
+def clues_cases(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+    scenario = str(folder / spec["scenario"])
+    jobs = [_case_job(c, scenario, spec, a, c["cells"]) for c in spec["case"] for a in (False, True)]
+    jobs += [_case_job(c, scenario, spec, False, spec["lossless_cells"]) for c in spec["case"]]
+    rows = _run_jobs(jobs, _measure_case, spec)
+    value = {(r["case"], r["arrear"], r["cells"], r["metric"]): r["value"] for r in rows}
+    out = [r for r in rows if r["cells"] != spec["lossless_cells"]]
+    for c in spec["case"]:
+        name, cells = c["name"], c["cells"]
+        one_ms, arrear = (value[(name, a, cells, "completion_us")] for a in (False, True))
+        lossless = value[(name, False, spec["lossless_cells"], "completion_us")]
+        out.append({"case": name, "arrear": False, "cells": cells, "metric": "rto_tiers", "value": round((one_ms - lossless) / 1000)})
+        out.append({"case": name, "arrear": True, "cells": cells, "metric": "arrear_extra_us", "value": arrear - one_ms})
+    return out
+
+
+def clues_cases_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = [c["name"] for c in spec["case"]]
+    for k, (arrear, label) in enumerate(((False, "1 ms clock"), (True, "ARREAR"))):
+        ys = [next(r["value"] for r in rows if r["case"] == n and r["arrear"] is arrear and r["metric"] == "completion_us") for n in names]
+        ax.bar([i + 0.4 * k for i in range(len(names))], ys, width=0.4, label=label)
+    ax.set_xticks([i + 0.2 for i in range(len(names))], [f"{c['name']}: {c['responders']} x {c['response']} B, {c['cells']} cells" for c in spec["case"]], fontsize=7)
+    ax.set(yscale="log", ylabel="transaction completion (us)", title="Figs. 24-25: the thesis' worked examples")
+    return _finish(fig, [ax])
+
+
 RUNNERS = {
     "clues-rtt": (clues_rtt, clues_rtt_figure),
     "clues-occupancy": (clues_occupancy, clues_occupancy_figure),
@@ -420,4 +491,5 @@ RUNNERS = {
     "clues-sweep": (clues_sweep, clues_sweep_figure),
     "clues-arrear": (clues_arrear, clues_arrear_figure),
     "clues-latency": (clues_latency, clues_latency_figure),
+    "clues-cases": (clues_cases, clues_cases_figure),
 }

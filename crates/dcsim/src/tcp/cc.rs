@@ -422,7 +422,7 @@ mod tests {
                 for _ in 0..c.cwnd / MSS {
                     c.grow(MSS, MSS, now, rtt);
                 }
-                now = now + rtt;
+                now += rtt;
             }
             c.cwnd as f64 / MSS as f64
         };

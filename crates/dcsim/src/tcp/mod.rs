@@ -61,6 +61,7 @@ pub struct TcpParams {
     pub frto: bool,
     pub bad_rexmit_undo: bool,
     pub rto_forgets_sack: bool,
+    pub ack_before_app: bool,
     pub arrear: Option<ArrearParams>,
     /// HSCC's end-host shim: put our window scale in the reserved bits of ACKs.
     pub hscc_shim: bool,
@@ -115,7 +116,8 @@ impl TcpParams {
             frto: t.frto,
             bad_rexmit_undo: t.bad_rexmit_undo,
             rto_forgets_sack: t.rto_forgets_sack,
-            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, msl: a.msl.0, syn_data: a.syn_data.0 as u32 }),
+            ack_before_app: t.ack_before_app,
+            arrear: t.arrear.map(|a| ArrearParams { clock: a.clock, source: a.source.0, msl: a.msl.0, syn_data: a.syn_data.0 as u32 }),
             hscc_shim: s.switch.hscc.as_ref().is_some_and(|h| h.shim),
             pias: s.host.pias.as_ref().map(|c| c.thresholds.iter().map(|b| b.0).collect()),
             rcv_buffer: t.rcv_buffer.0,

@@ -112,6 +112,8 @@ impl RttEstimator {
 pub struct ArrearParams {
     /// The clock the sender reads (the thesis: 1 ns, stored as sbintime).
     pub clock: Clock,
+    /// The time source's resolution: a read floors the time to it first.
+    pub source: Dur,
     /// Tokens must not wrap within this maximum segment lifetime.
     pub msl: Dur,
     /// Junk bytes on the SYN (§6.3.3).
@@ -132,7 +134,8 @@ pub struct Arrear {
 
 impl Arrear {
     fn read(now: SimTime, p: &ArrearParams) -> u64 {
-        p.clock.ticks(now.ps())
+        let source = p.source.ps();
+        p.clock.ticks(now.ps() / source * source)
     }
 
     /// The TSval of an outgoing segment. A `candidate` (one expected to
@@ -250,7 +253,7 @@ mod tests {
     }
 
     fn arrear() -> ArrearParams {
-        ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_secs(30), syn_data: 0 }
+        ArrearParams { clock: Clock::every(Dur::from_ns(1)), source: Dur(1), msl: Dur::from_secs(30), syn_data: 0 }
     }
 
     #[test]
@@ -273,7 +276,7 @@ mod tests {
 
     #[test]
     fn arrear_on_sbintime_measures_within_one_2_to_the_minus_32_s_tick() {
-        let p = ArrearParams { clock: Clock::SBINTIME, msl: Dur::from_secs(30), syn_data: 0 };
+        let p = ArrearParams { clock: Clock::SBINTIME, source: Dur(1), msl: Dur::from_secs(30), syn_data: 0 };
         let mut a = Arrear::default();
         let t0 = SimTime(1_000_000_000);
         a.stamp(t0, true, Dur::ZERO, &p);
@@ -282,9 +285,24 @@ mod tests {
     }
 
     #[test]
+    fn arrear_on_a_1ns_source_reads_whole_nanoseconds_in_sbintime() {
+        // CLUES' sbinuptime() reads ns-3's 1 ns scheduler (seed 004 §6.2.2):
+        // a 22.82 ns path sent at .57 of a nanosecond spans 23 whole ones,
+        // 98 or 99 sbintime ticks.
+        let p = ArrearParams { clock: Clock::SBINTIME, source: Dur::from_ns(1), msl: Dur::from_secs(30), syn_data: 0 };
+        let mut a = Arrear::default();
+        let t0 = SimTime(1_000_000_570);
+        a.stamp(t0, true, Dur::ZERO, &p);
+        let r = a.pair(SimTime(t0.ps() + 22_820), 1, &p).unwrap();
+        let ticks = |ns: u64| (ns as u128 * (1 << 32) / 1_000_000_000) as u64;
+        assert_eq!(r, Clock::SBINTIME.span(ticks(1_000_023) - ticks(1_000_000)), "{r:?}");
+        assert!(r > Dur(22_820), "the whole-ns reads make it longer than the path: {r:?}");
+    }
+
+    #[test]
     fn arrear_limits_tokens_to_2_32_per_msl() {
         // With an MSL of 2^32 us, one token per microsecond at most.
-        let p = ArrearParams { clock: Clock::every(Dur::from_ns(1)), msl: Dur::from_us(1 << 32), syn_data: 0 };
+        let p = ArrearParams { clock: Clock::every(Dur::from_ns(1)), source: Dur(1), msl: Dur::from_us(1 << 32), syn_data: 0 };
         let mut a = Arrear::default();
         let srtt = Dur::from_us(10);
         let mut t = SimTime(0);

@@ -173,7 +173,7 @@ pub struct World<'a> {
     pool: PacketPool,
     /// Per switch (index node - num_hosts): frames waiting out the forwarding latency.
     fwd_line: Vec<VecDeque<(SimTime, PktId, u32)>>,
-    preamble_ifg: bool,
+    preamble: bool,
     tcp: TcpParams,
     eps: Vec<Endpoint>,
     conn_app: Vec<ConnApp>,
@@ -255,7 +255,7 @@ impl<'a> World<'a> {
             net,
             pool: PacketPool::default(),
             fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
-            preamble_ifg: s.link.preamble_ifg,
+            preamble: s.link.framing.preamble(),
             tcp: TcpParams::from_scenario(s),
             eps: Vec::new(),
             conn_app: Vec::new(),
@@ -315,6 +315,9 @@ impl<'a> World<'a> {
         }
         // Ports where a frame's end only starts the next one (Port::end_known_at_start).
         for p in &mut w.net.ports {
+            if s.link.framing.gap() {
+                p.gap = p.rate.tx_time(crate::packet::IFG);
+            }
             let host_port = p.node < w.net.num_hosts;
             p.end_known_at_start = s.failure.is_empty()
                 && p.loss.is_none()
@@ -690,8 +693,9 @@ impl<'a> World<'a> {
         let swi = (sw - self.net.num_hosts) as usize;
         let v = &mut self.voqs[swi];
         let egress = v.ports[e];
-        let (rate, pool) = (self.net.ports[egress as usize].rate, &self.pool);
-        let admitted = v.schedule(now, e, |id| rate.tx_time(pool.get(id).wire_bytes as u64));
+        let (rate, gap, pool) = (self.net.ports[egress as usize].rate, self.net.ports[egress as usize].gap, &self.pool);
+        // Until the next frame may start: this one, then the inter-frame gap.
+        let admitted = v.schedule(now, e, |id| rate.tx_time(pool.get(id).wire_bytes as u64) + gap);
         if let Some(t) = admitted.wake {
             if v.wake[e] != Some(t) {
                 v.wake[e] = Some(t);
@@ -780,7 +784,9 @@ impl<'a> World<'a> {
     #[inline(always)]
     fn start_tx(&mut self, now: SimTime, port: u32) {
         let p = &mut self.net.ports[port as usize];
-        let d = p.tx_duration();
+        // The first bit leaves once the inter-frame gap has passed.
+        let wait = p.gap_wait(now);
+        let d = wait + p.tx_duration();
         let (node, id) = (p.node, p.transmitting.expect("transmitting"));
         if p.end_known_at_start {
             // Its last bit arrives at now + d + delay: on the wire already.
@@ -796,19 +802,20 @@ impl<'a> World<'a> {
                 p.idle_at = Some(now + d);
             }
         } else {
+            p.busy_until = now + d;
             self.q.schedule(now + d, Ev::TxDone(port));
         }
         if !self.captures.is_empty() || !self.voqs.is_empty() {
-            self.started_tx_extras(now, port, node, id);
+            self.started_tx_extras(now, wait, port, node, id);
         }
     }
 
     /// What else a frame's start concerns: a capture on the link, a VOQ's cells.
     #[cold]
     #[inline(never)]
-    fn started_tx_extras(&mut self, now: SimTime, port: u32, node: u32, id: PktId) {
+    fn started_tx_extras(&mut self, now: SimTime, wait: Dur, port: u32, node: u32, id: PktId) {
         if !self.captures.is_empty() {
-            self.capture(now, port, id);
+            self.capture(now + wait, port, id);
         }
         if !self.voqs.is_empty() && node >= self.net.num_hosts {
             // A VOQ egress hands its frame's cells back to the backplane.
@@ -854,6 +861,10 @@ impl<'a> World<'a> {
         let delivered = self.out.delivered;
         let established = self.out.established;
         if delivered > 0 || established {
+            if delivered > 0 && self.tcp.ack_before_app {
+                // The input path's own output first: the ACK it owes.
+                self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
+            }
             self.app_react(now, ep, delivered, established);
         }
         self.out.tsq_room = self.tsq_room(ep, &self.out.packets);
@@ -880,7 +891,7 @@ impl<'a> World<'a> {
     fn inject(&mut self, now: SimTime, pkt: &Packet) {
         let id = self.pool.alloc(*pkt);
         let pkt = self.pool.get_mut(id);
-        pkt.finalize_size(self.preamble_ifg);
+        pkt.finalize_size(self.preamble);
         self.packets_created += 1;
         if self.tsq_limit > 0 {
             self.tsq_held[(pkt.conn * 2 + pkt.side as u32) as usize] += pkt.wire_bytes as u64;
