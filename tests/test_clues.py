@@ -19,10 +19,9 @@ def test_clues_occupancy_incast_queues_build_in_the_voqs_and_drain_at_100g(tmp_p
 def test_clues_loss_recovery_one_cell_short_costs_an_rto_and_179_cells_recover_by_sack(tmp_path):
     rows = reproduce_quick("clues-loss-recovery", tmp_path)
     # The thesis' three cases: 0 losses; 1 loss and 1 RTO; 7 losses and no RTO.
-    # dcsim loses 8 at 179 cells (a same-picosecond tie between the two
-    # responders decides one frame; docs/reproduce.md): that row is a miss.
-    misses = [r for r in rows if r["holds"] != "True"]
-    assert len(rows) == 7 and [(r["metric"], r["condition"], r["dcsim"]) for r in misses] == [("drops", '{"cells": 179}', "8")], misses
+    # (At 179 cells a same-picosecond tie between the two responders decides
+    # one frame: dcsim has lost 7 or 8 as event order changed; docs/reproduce.md.)
+    assert len(rows) == 7 and all(r["holds"] == "True" for r in rows), [r for r in rows if r["holds"] != "True"]
 
 
 def test_clues_nagle_holds_back_the_last_small_segment_for_a_round_trip(tmp_path):

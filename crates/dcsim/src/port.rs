@@ -97,7 +97,7 @@ pub struct Port {
     held_bytes: u64,
     /// Nothing but the next frame's start happens at the end of a frame here
     /// (no random loss, link failure, shared buffer, HSCC, phantom queue,
-    /// VOQ or TSQ): a frame goes on the wire when it starts, and its end
+    /// VOQ, TSQ or inter-frame gap): a frame goes on the wire when it starts, and its end
     /// needs an event only if another frame waits behind it.
     pub end_known_at_start: bool,
     /// With `end_known_at_start`: the frame being serialised ends then, and
@@ -117,6 +117,8 @@ pub struct Port {
     /// When the last frame started or committed ends (ZERO: none yet).
     pub busy_until: SimTime,
     /// The inter-frame gap at this port's rate (link.framing; zero without).
+    /// A port with a gap is never `end_known_at_start`: its frames' ends
+    /// are TxDone events, and only that path waits out the gap.
     pub gap: Dur,
     pub stats: PortStats,
 }
@@ -207,7 +209,7 @@ impl Port {
             return Offer::StartTx;
         }
         // Sent right after the frames before it: its start is known now.
-        self.busy_until += self.gap + self.rate.tx_time(size);
+        self.busy_until += self.rate.tx_time(size);
         self.committed.push_back((id, size));
         self.count_queued(size);
         Offer::Queued { evicted: 0 }
@@ -479,7 +481,7 @@ impl Port {
             self.queue_bytes -= bytes;
             self.transmitting = Some(id);
             self.transmitting_bytes = bytes;
-            let end = t + self.gap + self.rate.tx_time(bytes);
+            let end = t + self.rate.tx_time(bytes);
             if end > now {
                 self.idle_at = Some(end);
                 return;

@@ -320,6 +320,7 @@ impl<'a> World<'a> {
             }
             let host_port = p.node < w.net.num_hosts;
             p.end_known_at_start = s.failure.is_empty()
+                && p.gap == Dur::ZERO
                 && p.loss.is_none()
                 && p.shared.is_none()
                 && p.hscc.is_none()
@@ -693,7 +694,8 @@ impl<'a> World<'a> {
         let swi = (sw - self.net.num_hosts) as usize;
         let v = &mut self.voqs[swi];
         let egress = v.ports[e];
-        let (rate, gap, pool) = (self.net.ports[egress as usize].rate, self.net.ports[egress as usize].gap, &self.pool);
+        let port = &self.net.ports[egress as usize];
+        let (rate, gap, pool) = (port.rate, port.gap, &self.pool);
         // Until the next frame may start: this one, then the inter-frame gap.
         let admitted = v.schedule(now, e, |id| rate.tx_time(pool.get(id).wire_bytes as u64) + gap);
         if let Some(t) = admitted.wake {
@@ -784,10 +786,9 @@ impl<'a> World<'a> {
     #[inline(always)]
     fn start_tx(&mut self, now: SimTime, port: u32) {
         let p = &mut self.net.ports[port as usize];
-        // The first bit leaves once the inter-frame gap has passed.
-        let wait = p.gap_wait(now);
-        let d = wait + p.tx_duration();
+        let d = p.tx_duration();
         let (node, id) = (p.node, p.transmitting.expect("transmitting"));
+        let mut wait = Dur::ZERO;
         if p.end_known_at_start {
             // Its last bit arrives at now + d + delay: on the wire already.
             let arrive = now + d + p.delay;
@@ -802,8 +803,10 @@ impl<'a> World<'a> {
                 p.idle_at = Some(now + d);
             }
         } else {
-            p.busy_until = now + d;
-            self.q.schedule(now + d, Ev::TxDone(port));
+            // The first bit leaves once the inter-frame gap has passed.
+            wait = p.gap_wait(now);
+            p.busy_until = now + wait + d;
+            self.q.schedule(now + wait + d, Ev::TxDone(port));
         }
         if !self.captures.is_empty() || !self.voqs.is_empty() {
             self.started_tx_extras(now, wait, port, node, id);
@@ -855,6 +858,14 @@ impl<'a> World<'a> {
         self.after_tcp(now, ep);
     }
 
+    /// tcp.ack_before_app: the input path's own output, the ACK it owes,
+    /// leaves before the application reads.
+    #[cold]
+    #[inline(never)]
+    fn ack_before_app(&mut self, now: SimTime, ep: u32) {
+        self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
+    }
+
     /// After an endpoint handled an input: let the application react, send
     /// what the endpoint now may, inject its packets, and schedule its timers.
     fn after_tcp(&mut self, now: SimTime, ep: u32) {
@@ -862,8 +873,7 @@ impl<'a> World<'a> {
         let established = self.out.established;
         if delivered > 0 || established {
             if delivered > 0 && self.tcp.ack_before_app {
-                // The input path's own output first: the ACK it owes.
-                self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
+                self.ack_before_app(now, ep);
             }
             self.app_react(now, ep, delivered, established);
         }
