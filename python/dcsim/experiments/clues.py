@@ -8,7 +8,7 @@ import os
 import sys
 import time
 import tomllib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -439,8 +439,9 @@ def _measure_case(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Ro
     # Data segments of the labelled responder: (time, seq) as it sent them and as the querier got them.
     sent = [(s["time"], s["seq"]) for s in tcp_segments(r.pcaps["labelled"]) if s["src"].startswith(addr) and s["payload"] > 0]
     got = [(s["time"], s["seq"]) for s in tcp_segments(r.pcaps["querier"]) if s["src"].startswith(addr) and s["payload"] > 0]
-    seqs = sorted({q for _, q in sent})
-    lost = [q for q in seqs if sum(x == q for _, x in sent) > sum(x == q for _, x in got)]
+    sent_count, got_count = Counter(q for _, q in sent), Counter(q for _, q in got)
+    seqs = sorted(sent_count)
+    lost = [q for q in seqs if sent_count[q] > got_count[q]]
     q = r.queries.to_pylist()[0]
     return [
         {"metric": "completion_us", "value": q["completion_time"] * 1e6},
