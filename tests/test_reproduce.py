@@ -17,9 +17,10 @@ def test_list_and_quick_reproduction(tmp_path):
     with (out / "comparison.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note"]
-    # The quick version runs 10 Gb/s only: its two completion times, two RTO
-    # intervals (1 ms clock, ARREAR) and three claims.
-    assert len(rows) == 7
+    # The quick version runs 10 Gb/s only: the single RTO case's two
+    # completion times, two RTO intervals (1 ms clock, ARREAR) and three
+    # claims; the double case's claim and the two on the saving per RTO.
+    assert len(rows) == 10
     assert all(r["holds"] == "True" for r in rows), rows
     assert (out / "report.html").read_text().count("data:image/png;base64,") == 1
     assert (out / "figures" / "clues-rtt.png").stat().st_size > 1000

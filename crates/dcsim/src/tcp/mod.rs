@@ -31,7 +31,6 @@ pub mod rtt;
 
 use crate::config::{CaCounting, CongestionControl, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
-use crate::units::Clock;
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
 use ranges::RangeSet;
@@ -76,15 +75,6 @@ pub struct TcpParams {
 }
 
 impl TcpParams {
-    /// The clock RTT samples are read from: ARREAR's, else tcp.rtt_granularity.
-    pub fn clock(&self) -> Clock {
-        self.arrear.map_or(Clock::every(self.rtt.granularity), |a| a.clock)
-    }
-    #[inline]
-    pub fn clock_tick(&self, now: SimTime) -> u64 {
-        self.clock().ticks(now.ps())
-    }
-
     pub fn from_scenario(s: &Scenario) -> TcpParams {
         let t = &s.tcp;
         TcpParams {
@@ -311,13 +301,14 @@ struct FrtoAck {
 }
 
 /// FreeBSD's bad-retransmit window after a first timeout (tcp_timer_rexmt's
-/// t_badrxtwin): the window before the timeout, and the RTT-clock tick
-/// before which the next new ACK proves the retransmission needless.
+/// t_badrxtwin): the time before which the next new ACK proves the
+/// retransmission needless, and the state the timeout replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct BadRexmit {
-    until_tick: u64,
+    until: SimTime,
     cwnd: u64,
     ssthresh: u64,
+    recovery: Recovery,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -725,12 +716,14 @@ impl Endpoint {
         if p.frto {
             self.frto_timeout();
         }
-        // FreeBSD: a first timeout opens a window of SRTT/2 on the RTT clock
-        // (tick-quantised: under a 1 ms clock a sub-tick SRTT opens none).
+        // FreeBSD: a first timeout opens a window of SRTT/2. Seed 004's stack
+        // keeps it in sbintime on its high-resolution clock (§5.2), so it is
+        // real time here, whatever the RTT clock's resolution.
         self.bad_rexmit = (p.bad_rexmit_undo && self.rtt.backoff == 1).then(|| BadRexmit {
-            until_tick: p.clock_tick(now) + p.clock().ticks(self.rtt.srtt.ps()) / 2,
+            until: now + Dur(self.rtt.srtt.ps() / 2),
             cwnd: self.cc.cwnd,
             ssthresh: self.cc.ssthresh,
+            recovery: self.recovery,
         });
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
         let flight = self.flight_in_network();
@@ -1024,11 +1017,15 @@ impl Endpoint {
             // ACK after a first timeout (the window closes with it).
             if let Some(b) = self.bad_rexmit {
                 self.bad_rexmit = None;
-                if p.clock_tick(now) < b.until_tick {
+                if now < b.until {
+                    // CC_RTO_ERR: the window and any interrupted fast recovery
+                    // return, and sending resumes where it left off: a second
+                    // lost segment now waits for the next timeout.
                     self.stats.spurious_timeouts += 1;
                     self.cc.cwnd = b.cwnd;
                     self.cc.ssthresh = b.ssthresh;
-                    self.snd_nxt = self.snd_max; // resume where sending left off
+                    self.recovery = b.recovery;
+                    self.snd_nxt = self.snd_max;
                 }
             }
             // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
@@ -1971,6 +1968,35 @@ mod tests {
             assert_eq!(pair.ep[0].stats.spurious_timeouts, 1, "{sack}");
             assert_eq!(pair.ep[0].cc.cwnd, cwnd, "{sack}: window restored");
         }
+    }
+
+    #[test]
+    fn bad_rexmit_undo_restores_an_interrupted_fast_recovery_and_resumes_at_snd_max() {
+        // FreeBSD's CC_RTO_ERR (seed 004 §6.3.2). A 1 ms clock makes SRTT one
+        // tick, so the window is 500 us of real time.
+        let mut pair = Pair::connected(params("bad_rexmit_undo = true\nrtt_granularity = \"1ms\"\nmin_rto = \"0s\"\ndelayed_ack = { enabled = false }"));
+        let segs = data(&mut pair, 6);
+        // Segment 0 is lost; 1-3 arrive, and the third duplicate ACK starts
+        // fast recovery with a retransmission of 0, which is lost too.
+        let mut sent = vec![];
+        for s in &segs[1..4] {
+            let ack = pair.to(1, s).remove(0);
+            sent.extend(pair.to(0, &ack));
+        }
+        assert!(sent.iter().any(|p| p.is_retx && p.seq == segs[0].seq));
+        assert!(matches!(pair.ep[0].recovery, Recovery::Fast { .. }));
+        let cwnd = pair.ep[0].cc.cwnd;
+        // The timeout resends 0; its ACK returns 2 us later, inside the window.
+        let rexmit = fire_rto(&mut pair);
+        assert_eq!((rexmit.len(), rexmit[0].seq), (1, segs[0].seq));
+        assert_eq!(pair.ep[0].recovery, Recovery::Open);
+        let after = deliver_ack_last(&mut pair, &rexmit);
+        assert_eq!(pair.ep[0].stats.spurious_timeouts, 1);
+        assert_eq!(pair.ep[0].cc.cwnd, cwnd, "window restored");
+        assert!(matches!(pair.ep[0].recovery, Recovery::Fast { .. }), "fast recovery resumed");
+        assert_eq!(pair.ep[0].snd_nxt, pair.ep[0].snd_max);
+        // Segments 4 and 5 count as in flight: nothing is resent now.
+        assert!(after.iter().all(|p| !p.is_retx), "{after:?}");
     }
 
     #[test]
