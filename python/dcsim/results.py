@@ -73,20 +73,35 @@ class Result:
     def __init__(
         self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any], pcaps: dict[str, bytes] | None = None
     ) -> None:
-        self.tables = tables
+        self._tables = dict(tables)
+        self._columns: dict[str, Any] = {}
         self.summary = summary
         self.scenario = scenario
         self.pcaps = pcaps or {}
-        for name in TABLES:
-            setattr(self, name, tables[name])
 
     @classmethod
     def from_core(cls, raw: dict[str, Any], scenario: dict[str, Any]) -> "Result":
-        tables = {}
-        for name, cols in raw["tables"].items():
-            arrays = [_column(name, col, dtype, data) for col, dtype, data in cols]
-            tables[name] = pa.Table.from_arrays(arrays, names=[c[0] for c in cols])
-        return cls(tables, json.loads(raw["summary"]), scenario, dict(raw.get("pcaps", {})))
+        result = cls({}, json.loads(raw["summary"]), scenario, dict(raw.get("pcaps", {})))
+        # Tables are built from the core's columns when first read: a sweep
+        # that reads one table of each small run does not pay for eight.
+        result._columns = dict(raw["tables"])
+        return result
+
+    def table(self, name: str) -> pa.Table:
+        if name not in self._tables:
+            cols = self._columns.pop(name)
+            self._tables[name] = pa.Table.from_arrays([_column(name, col, dtype, data) for col, dtype, data in cols], names=[c[0] for c in cols])
+        return self._tables[name]
+
+    @property
+    def tables(self) -> dict[str, pa.Table]:
+        return {name: self.table(name) for name in TABLES}
+
+    def __getattr__(self, name: str) -> pa.Table:
+        # Only called for attributes not found otherwise: the table names.
+        if name in TABLES:
+            return self.table(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def write(self, out: str | Path) -> Path:
         """Write every table as Parquet, plus summary.json and scenario.json,
