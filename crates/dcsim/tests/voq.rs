@@ -8,6 +8,12 @@ use dcsim::{run, RunOutput, Scenario};
 
 /// The thesis' incast; `tcp` adds lines to the [tcp] table.
 fn incast_with(ingress_cells: u32, admission: &str, tcp: &str) -> RunOutput {
+    two_responders(ingress_cells, admission, "100KB", "", tcp)
+}
+
+/// Two responders of `response` bytes each; `link` and `tcp` add lines to
+/// those tables.
+fn two_responders(ingress_cells: u32, admission: &str, response: &str, link: &str, tcp: &str) -> RunOutput {
     let s = Scenario::from_toml_str(&format!(
         r#"
 [topology]
@@ -15,6 +21,8 @@ type = "star"
 hosts = 3
 link_rate = "10Gbps"
 link_delay = "134ns"
+[link]
+{link}
 [switch]
 voq = {{ ingress_cells = {ingress_cells}, egress_cells = 24, cell_bytes = "256B", backplane_latency = "4us", admission = "{admission}" }}
 [tcp]
@@ -29,7 +37,7 @@ type = "incast"
 querier = 0
 responders = [1, 2]
 query_size = "500B"
-response_size = "100KB"
+response_size = "{response}"
 start = "1ms"
 "#
     ))
@@ -175,40 +183,10 @@ fn genuine_tail_loss_timeout_stands(undo: &str) -> RunOutput {
 #[test]
 fn bad_rexmit_undo_makes_a_two_segment_tail_loss_cost_two_timeouts() {
     let case_b = |undo: bool| {
-        let s = Scenario::from_toml_str(&format!(
-            r#"
-[topology]
-type = "star"
-hosts = 3
-link_rate = "10Gbps"
-link_delay = "134ns"
-[link]
-framing = "ifg"
-[switch]
-voq = {{ ingress_cells = 48, egress_cells = 24, cell_bytes = "256B", backplane_latency = "4us", admission = "oracle" }}
-[tcp]
-min_rto = "0s"
-rto_formula = "bsd"
-rtt_granularity = "1ms"
-nagle = false
-bad_rexmit_undo = {undo}
-rto_forgets_sack = true
-ack_before_app = true
-detect_lost_retransmits = false
-rcv_buffer = "1MiB"
-[output]
-queue_sample_interval = "0s"
-[[workload]]
-type = "incast"
-querier = 0
-responders = [1, 2]
-query_size = "500B"
-response_size = "56482B"
-start = "1ms"
-"#
-        ))
-        .unwrap();
-        run(&s, None).unwrap()
+        let tcp = format!(
+            "nagle = false\nbad_rexmit_undo = {undo}\nrto_forgets_sack = true\nack_before_app = true\ndetect_lost_retransmits = false\nrcv_buffer = \"1MiB\""
+        );
+        two_responders(48, "oracle", "56482B", "framing = \"ifg\"", &tcp)
     };
     let (plain, bsd) = (case_b(false), case_b(true));
     assert_eq!(timeouts(&plain), 2, "one timeout each, in parallel");
