@@ -46,12 +46,11 @@ def test_clues_arrear_shortens_most_transactions_that_needed_an_rto(tmp_path):
 
 def test_clues_cases_the_thesis_worked_examples(tmp_path):
     rows = reproduce_quick("clues-cases", tmp_path)
-    # All four as the thesis tells them, down to B's two non-parallel RTOs,
-    # C's 25.8 us first segment and D's dropped second-last segment. With
-    # ARREAR, B's second responder times out once, not twice: its
-    # retransmission's ACK returns after SRTT/2 (docs/reproduce.md).
+    # All four as the thesis tells them, down to B's two non-parallel RTOs
+    # (with either clock), C's 25.8 us first segment and D's dropped
+    # second-last segment.
     misses = [(r["metric"], r["condition"], r["dcsim"]) for r in rows if r["holds"] != "True"]
-    assert len(rows) == 14 and misses == [("timeouts", '{"case": "B", "arrear": true}', "1")], misses
+    assert len(rows) == 14 and misses == [], misses
 
 
 def test_the_thesis_tcp_preset_matches_the_experiment_scenarios():

@@ -911,6 +911,10 @@ pub enum SsthreshBasis {
     Pipe,
     /// max(cwnd / 2, 2 SMSS) (Linux Reno's ssthresh).
     Cwnd,
+    /// FreeBSD (seed 004's stack): max(w / 2 / SMSS, 2) SMSS in whole
+    /// segments, w = cwnd (cc_newreno), or min(snd_wnd, cwnd) at a timeout
+    /// (tcp_input.c, cc_cong_signal).
+    Freebsd,
 }
 
 /// How congestion avoidance counts acknowledged data.

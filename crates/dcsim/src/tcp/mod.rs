@@ -501,12 +501,17 @@ impl Endpoint {
     /// What a multiplicative decrease halves (`tcp.ssthresh_basis`): RFC
     /// 5681's FlightSize (`flight`), RFC 6675's pipe (what ns-3 uses), or
     /// cwnd (Linux Reno).
-    fn halving_basis(&self, p: &TcpParams, flight: u64) -> u64 {
+    fn halving_basis(&self, p: &TcpParams, flight: u64, timeout: bool) -> u64 {
         match p.ssthresh_basis {
             SsthreshBasis::Flightsize => flight,
             SsthreshBasis::Pipe if self.sack_ok && self.state == State::Established => self.pipe(p),
             SsthreshBasis::Pipe => flight,
             SsthreshBasis::Cwnd => self.cc.cwnd,
+            SsthreshBasis::Freebsd => {
+                // Doubled whole segments, so that the halving gives whole segments.
+                let w = if timeout { self.cc.cwnd.min(self.snd_wnd) } else { self.cc.cwnd };
+                w / (2 * self.mss as u64) * 2 * self.mss as u64
+            }
         }
     }
 
@@ -727,7 +732,7 @@ impl Endpoint {
         });
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
         let flight = self.flight_in_network();
-        self.cc.on_timeout(self.halving_basis(p, flight), self.mss as u64);
+        self.cc.on_timeout(self.halving_basis(p, flight, true), self.mss as u64);
         self.recovery = Recovery::Open;
         self.clear_recovery_state();
         self.dupacks = 0;
@@ -1105,7 +1110,7 @@ impl Endpoint {
             self.frto_ack(FrtoAck { advanced: ack > snd_una_before, duplicate, newly_sacked, sack_end }, mss);
         }
         // ECN-Echo: reduce at most once per window, not during loss recovery.
-        if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size()), mss) {
+        if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size(), false), mss) {
             self.stats.ecn_reductions += 1;
         }
         // Trace the data sender only: an ACK that acknowledged something or
@@ -1199,7 +1204,7 @@ impl Endpoint {
         self.stats.fast_retransmits += 1;
         self.recovery = Recovery::Fast { recover: self.snd_max };
         let mss = self.mss as u64;
-        self.cc.enter_recovery(self.halving_basis(p, self.flight_size()), mss, self.sack_ok, self.snd_max);
+        self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_max);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
         self.retransmit_at(now, self.snd_una, p, out);
@@ -1904,6 +1909,19 @@ mod tests {
         pair.ep[0].on_timer(deadline, TimerKind::Rto, &pair.p, &mut out);
         assert_eq!(out.packets.len(), 1);
         assert_eq!((out.packets[0].seq, out.packets[0].payload, out.packets[0].is_retx), (1 + mss, 1000, true));
+    }
+
+    #[test]
+    fn the_ssthresh_bases_at_a_timeout() {
+        // cwnd 9 segments, 7 in flight: RFC 5681 halves FlightSize (3.5),
+        // Linux cwnd (4.5), FreeBSD cwnd in whole segments (4).
+        for (basis, segments) in [("flightsize", 3.5), ("cwnd", 4.5), ("freebsd", 4.0)] {
+            let mut pair = Pair::connected(params(&format!("initial_cwnd = 9\nmin_rto = \"1ms\"\nssthresh_basis = \"{basis}\"")));
+            data(&mut pair, 7);
+            fire_rto(&mut pair);
+            let mss = pair.ep[0].mss as f64;
+            assert_eq!(pair.ep[0].cc.ssthresh as f64 / mss, segments, "{basis}");
+        }
     }
 
     #[test]
