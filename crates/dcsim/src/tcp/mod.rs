@@ -499,8 +499,8 @@ impl Endpoint {
     /// that is everything sent meanwhile (thousands of segments). Linux
     /// halves cwnd instead; this keeps to the RFC's intent.
     /// What a multiplicative decrease halves (`tcp.ssthresh_basis`): RFC
-    /// 5681's FlightSize (`flight`), RFC 6675's pipe (what ns-3 uses), or
-    /// cwnd (Linux Reno).
+    /// 5681's FlightSize (`flight`), RFC 6675's pipe (what ns-3 uses), cwnd
+    /// (Linux Reno), or FreeBSD's cwnd, or min(snd_wnd, cwnd) at a timeout.
     fn halving_basis(&self, p: &TcpParams, flight: u64, timeout: bool) -> u64 {
         match p.ssthresh_basis {
             SsthreshBasis::Flightsize => flight,
