@@ -20,21 +20,21 @@
 //! incast response adds the query's transfer from querier to responder.
 //! ideal_fct = that total; slowdown = fct / ideal_fct.
 
-use crate::config::{Framing, Scenario};
-use crate::packet::{flags, Packet, WScale, IFG};
+use crate::config::Scenario;
+use crate::packet::{flags, Packet, WScale};
 use crate::tcp::TcpParams;
 use crate::topology::{Network, NodeKind};
 use dcsim_engine::{Dur, Rate};
 
 pub struct IdealModel<'a> {
     net: &'a Network,
-    framing: Framing,
+    preamble: bool,
     tcp: &'a TcpParams,
 }
 
 impl<'a> IdealModel<'a> {
     pub fn new(s: &Scenario, net: &'a Network, tcp: &'a TcpParams) -> IdealModel<'a> {
-        IdealModel { net, framing: s.link.framing, tcp }
+        IdealModel { net, preamble: s.link.framing.preamble(), tcp }
     }
 
     /// Hops from src to dst as (rate, latency, inter-frame gap); `extra`
@@ -51,8 +51,7 @@ impl<'a> IdealModel<'a> {
                 } else {
                     port.delay
                 };
-                let gap = if self.framing.gap() { port.rate.tx_time(IFG) } else { Dur::ZERO };
-                (port.rate, lat, gap)
+                (port.rate, lat, port.gap)
             })
             .collect();
         // A constant delay before the source's NIC shifts every frame alike,
@@ -65,7 +64,7 @@ impl<'a> IdealModel<'a> {
 
     fn frame(&self, mut p: Packet) -> u64 {
         p.has_ts = self.tcp.timestamps;
-        p.finalize_size(self.framing.preamble());
+        p.finalize_size(self.preamble);
         p.wire_bytes as u64
     }
 

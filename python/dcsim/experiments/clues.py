@@ -458,8 +458,8 @@ def _measure_case(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Ro
     """The transaction, and its last responder as the thesis' figures show it."""
     from ..analysis import tcp_segments
 
-    n = max(f["src"] for f in r.flows.to_pylist())
-    flow = next(f for f in r.flows.to_pylist() if f["src"] == n)
+    flow = max(r.flows.to_pylist(), key=lambda f: f["src"])
+    n = flow["src"]
     addr = f"10.0.0.{n + 1}:"
     # Data segments of the labelled responder: (time, seq) as it sent them and as the querier got them.
     sent = [(s["time"], s["seq"]) for s in tcp_segments(r.pcaps["labelled"]) if s["src"].startswith(addr) and s["payload"] > 0]
