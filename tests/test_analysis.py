@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,17 @@ def test_fct_buckets_and_loss_cycles(star):
     assert r.loss_cycles() == cycles
 
 
+def _printed_tables(text: str) -> dict[str, list[list[str]]]:
+    """The tables `dcsim analyze` prints: title (up to its colon or
+    parenthesis) -> rows of cells (split on runs of two or more spaces)."""
+    tables: dict[str, list[list[str]]] = {}
+    for block in text.strip().split("\n\n"):
+        title, *lines = block.splitlines()
+        if lines:
+            tables[re.split(r"[:(]", title)[0].strip()] = [re.split(r" {2,}", line.strip()) for line in lines]
+    return tables
+
+
 def test_analyze_cli(tmp_path, star):
     dcsim.run(star, out=tmp_path / "out")
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out"), "--json", "--deadline", "0.001"],
@@ -54,6 +66,18 @@ def test_analyze_cli(tmp_path, star):
     assert report["queries"]["rounds"] == 5 and "missed_deadline" in report["queries"]
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out")], capture_output=True, text=True)
     assert p.returncode == 0 and "FCT and slowdown" in p.stdout
+    tables = _printed_tables(p.stdout)
+    fct = tables["FCT and slowdown by flow size"]
+    assert fct[0][:5] == ["flow size", "flows", "FCT mean", "FCT p50", "FCT p99"]
+    small = next(r for r in fct if r[0] == "(0,100KB]")
+    # Times carry their unit; slowdowns are plain ratios.
+    assert all(re.fullmatch(r"[\d.,]+ (µs|ms)", t) for t in small[2:6]), small
+    assert all(re.fullmatch(r"\d[\d.,]*", t) for t in small[6:]), small
+    queries = tables["Query"]
+    assert re.fullmatch(r"[\d.,]+ (µs|ms)", queries[1][1]) and queries[1][0] == "5"
+    ports = tables["Switch ports"]
+    assert ports[1][0] == "switch → host0", "the busiest port, named by its endpoints"
+    assert ports[1][1] == "10 Gb/s" and re.fullmatch(r"[\d.]+ %", ports[1][2]) and re.fullmatch(r"[\d.,]+ (B|KB|MB)", ports[1][3])
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "nothing")], capture_output=True, text=True)
     assert p.returncode == 2 and "not a dcsim results directory" in p.stderr
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out"), "--bucket", "12"], capture_output=True, text=True)

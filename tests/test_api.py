@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -138,3 +139,15 @@ def test_queue_sampling_can_start_late(star):
     assert times and min(times) == pytest.approx(1e-4)
     early = dcsim.run(star | {"output": {"queue_sample_interval": "10us"}}).queues["time"].to_pylist()
     assert min(early) == 0.0 and len(early) > len(times)
+
+
+def test_a_result_shows_itself_in_a_notebook_and_loads_back(star, tmp_path):
+    r = dcsim.run(star, out=tmp_path / "out")
+    page = r._repr_html_()
+    assert page.count("<table") == 2, "what it found, and FCT by size"
+    assert "topology: star" in page and "incast rounds" in page and "(0,100KB]" in page
+    assert re.search(r"<td[^>]*>[\d.,]+ (µs|ms)</td>", page), "FCTs with their unit"
+    assert "flows (" in page and "rows)" in page
+    loaded = dcsim.Result.load(tmp_path / "out")
+    assert loaded.flows.equals(r.flows) and loaded.summary == r.summary and loaded._repr_html_() == page
+    assert repr(loaded).startswith("<dcsim.Result") and "µs simulated" in repr(loaded)

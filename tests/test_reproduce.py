@@ -6,6 +6,19 @@ import csv
 import subprocess
 import sys
 
+from dcsim.reproduce import metric_formatter, metric_unit
+
+
+def test_a_metric_names_its_unit():
+    assert metric_unit("small_fct_mean_us") == "µs" and metric_unit("large_fct_p99_ms") == "ms"
+    assert metric_unit("goodput_gbps") == "Gb/s" and metric_unit("min_rtt_ns") == "ns"
+    # Ratios, fractions and counts have none, whatever they measure.
+    assert metric_unit("small_fct_mean_ms_reduction") == metric_unit("all_fct_mean_vs_default") == ""
+    assert metric_unit("timeouts") == metric_unit("jain") == metric_unit("rto_pairs_shorter_fraction") == ""
+    assert metric_formatter("small_fct_mean_us")(141.7) == "141.7 µs"
+    assert metric_formatter("switch_latency_p99_us")(2284.4) == "2,284 µs"
+    assert metric_formatter("timeouts")(3) == "3" and metric_formatter("x_us")(None) == "–"
+
 
 def test_list_and_quick_reproduction(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "--list"], capture_output=True, text=True)
@@ -16,13 +29,19 @@ def test_list_and_quick_reproduction(tmp_path):
     out = tmp_path / "clues-rtt"
     with (out / "comparison.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note"]
+    assert list(rows[0]) == ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source"]
+    assert all(r["source"] for r in rows), "every row names the paper's figure, table or text it comes from"
     # The quick version runs 10 Gb/s only: the single RTO case's two
     # completion times, two RTO intervals (1 ms clock, ARREAR) and three
     # claims; the double case's claim and the two on the saving per RTO.
     assert len(rows) == 10
     assert all(r["holds"] == "True" for r in rows), rows
-    assert (out / "report.html").read_text().count("data:image/png;base64,") == 1
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 1
+    assert "10 of 10" in page and "Quick version" in page and "Fig. 21" in page
+    # Values carry the unit their metric names: the 1 ms clock's RTO case.
+    assert "1,251 µs" in page and "1,189 µs" in page
+    assert "paper 1,251 µs, dcsim 1,189 µs" in p.stdout
     assert (out / "figures" / "clues-rtt.png").stat().st_size > 1000
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "nope"], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown experiment 'nope'" in p.stderr

@@ -1,23 +1,24 @@
-"""The `dcsim` command line.
+"""The `dcsim` command line (`dcsim --help`, `dcsim COMMAND --help`).
 
-    dcsim run [SCENARIO.toml] [--out DIR] [--seed N] [--set key.path=value ...] [--quiet]
-    dcsim validate SCENARIO.toml
-    dcsim show-default
-    dcsim bench [--json]
-    dcsim --version
-
-A rejected scenario exits with status 2 and writes nothing.
+Exit status: 0 done; 2 bad input (a rejected scenario, a missing results
+directory, an output directory that cannot be written), with a one-line
+message naming what is wrong and nothing written; 1 a failure; 130
+interrupted. No command ends in a traceback: an unexpected error is one
+line saying so (`DCSIM_DEBUG=1` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from . import __version__, plot
 from ._core import Cancelled, ScenarioError
+from .results import Result
 from .scenario import default_scenario_path, parse_cli_value, resolve
 from .simulate import run
 
@@ -37,8 +38,28 @@ def _fail(message: str) -> int:
     return 2
 
 
+class Unwritable(Exception):
+    """An output directory that cannot be written (bad input: exit 2)."""
+
+
+def _check_writable(out: str | Path, option: str = "--out") -> None:
+    """Fail before any long work if `out` cannot be created and written."""
+    out = Path(out)
+    try:
+        existing = next(p for p in [out, *out.parents] if p.exists())
+        if existing != out and not existing.is_dir():
+            raise NotADirectoryError(f"{existing} is not a directory")
+        if existing == out and not out.is_dir():
+            raise NotADirectoryError("it exists and is not a directory")
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as e:
+        raise Unwritable(f"{option} {str(out)!r}: cannot write there: {e.strerror or e}") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = Path(args.scenario) if args.scenario else default_scenario_path()
+    _check_writable(args.out)
     try:
         overrides = _overrides(args.set)
         result = run(scenario, seed=args.seed, overrides=overrides, preset=args.preset, progress=not args.quiet)
@@ -87,14 +108,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from .analyze import load
-
+    output = Path(args.output or Path(args.out_dir) / f"{args.kind}.png")
+    if output.suffix not in (".png", ".svg", ".pdf"):
+        return _fail(f"--output {str(output)!r}: expected a .png, .svg or .pdf file")
     try:
-        result = load(Path(args.out_dir))
+        result = Result.load(Path(args.out_dir))
         fig = plot.KINDS[args.kind](result)
-    except (FileNotFoundError, RuntimeError) as e:
+    except FileNotFoundError as e:
         return _fail(str(e))
-    path = plot.save(fig, args.output or Path(args.out_dir) / f"{args.kind}.png")
+    except plot.NoData as e:
+        return _fail(f"nothing to plot for {args.kind}: {e}")
+    path = plot.save(fig, output)
     print(f"figure written to {path}")
     return 0
 
@@ -108,17 +132,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import main as reproduce_main
 
+    if args.name and not args.list:
+        _check_writable(args.out)
     return reproduce_main(args.name, Path(args.out), args.quick, args.list)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
+    _check_writable(args.out)
     try:
         dask = None
         if args.dask_slurm is not None:
-            from dask_jobqueue import SLURMCluster  # type: ignore[import-untyped]
-            from distributed import Client
+            try:
+                from dask_jobqueue import SLURMCluster  # type: ignore[import-untyped]
+                from distributed import Client
+            except ImportError:
+                return _fail("--dask-slurm needs dask-jobqueue: pip install 'dcsim[dask]'")
 
             opts = dict(kv.split("=", 1) for kv in args.dask_slurm)
             jobs_n = int(opts.pop("jobs", "1"))
@@ -182,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("plot", help="draw a figure from a results directory")
     p.add_argument("out_dir")
     p.add_argument("kind", choices=list(plot.KINDS))
-    p.add_argument("--output", help="file to write (.png or .svg; default OUT_DIR/KIND.png)")
+    p.add_argument("--output", help="file to write (.png, .svg or .pdf; default OUT_DIR/KIND.png)")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("report", help="write OUT_DIR/report.html, a self-contained page of a results directory")
@@ -213,7 +243,28 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except Unwritable as e:
+        return _fail(str(e))
+    except ScenarioError as e:
+        return _fail(str(e))
+    except (KeyboardInterrupt, Cancelled):
+        print("dcsim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `dcsim analyze out | head`: the reader left; not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"dcsim: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("DCSIM_DEBUG"):
+            raise
+        print(f"dcsim: internal error: {type(e).__name__}: {e} (a bug in dcsim; DCSIM_DEBUG=1 shows where)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -53,6 +53,17 @@ def write_file_atomic(path: str | Path, write: Callable[[Path], Any]) -> Path:
     return path
 
 
+def _read_dir(out_dir: Path) -> tuple[dict[str, pa.Table], dict[str, Any], dict[str, Any]]:
+    missing = [t for t in TABLES if not (out_dir / f"{t}.parquet").exists()]
+    if missing or not (out_dir / "summary.json").exists():
+        raise FileNotFoundError(f"{out_dir} is not a dcsim results directory (missing {', '.join(missing) or 'summary.json'})")
+    tables = {t: pq.read_table(out_dir / f"{t}.parquet") for t in TABLES}
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    scenario_file = out_dir / "scenario.json"
+    scenario = json.loads(scenario_file.read_text(encoding="utf-8")) if scenario_file.exists() else {}
+    return tables, summary, scenario
+
+
 class Result:
     """The outcome of one run.
 
@@ -85,6 +96,16 @@ class Result:
         # Tables are built from the core's columns when first read: a sweep
         # that reads one table of each small run does not pay for eight.
         result._columns = dict(raw["tables"])
+        return result
+
+    @classmethod
+    def load(cls, out_dir: str | Path) -> "Result":
+        """The Result of a directory written by `dcsim run` or `Result.write`
+        (FileNotFoundError, naming what is missing, for any other directory)."""
+        out_dir = Path(out_dir)
+        tables, summary, scenario = _read_dir(out_dir)
+        result = cls(tables, summary, scenario)
+        result.pcaps = {p.stem: p.read_bytes() for p in sorted(out_dir.glob("*.pcap"))}
         return result
 
     def table(self, name: str) -> pa.Table:
@@ -159,47 +180,22 @@ class Result:
     # ---- a human summary -------------------------------------------------------------
 
     def summary_text(self) -> str:
-        s = self.summary
-        lines = [
-            f"dcsim {s['dcsim_version']}  scenario {s['scenario_hash'][:12]}  seed {s['seed']}",
-            f"simulated {s['sim_seconds'] * 1e3:.3f} ms in {s['wall_seconds']:.3f} s wall "
-            f"({s['events']:,} events, {s['events_per_s'] / 1e6:.2f} M events/s), stopped by {s['stopped_by']}",
-        ]
-        rows: list[tuple[str, str]] = []
-        flows = self.flows
-        bulk = flows.filter(pc.equal(flows["kind"], "bulk"))
-        if bulk.num_rows:
-            done = bulk.filter(pc.is_valid(bulk["fct"]))
-            rows.append(("bulk flows", f"{bulk.num_rows} ({done.num_rows} completed)"))
-            if done.num_rows:
-                fct = sorted(done["fct"].to_pylist())
-                rows.append(("  FCT mean / p99", f"{_ms(sum(fct) / len(fct))} / {_ms(_pct(fct, 99))}"))
-                sd = sorted(x for x in done["slowdown"].to_pylist() if x is not None)
-                if sd:
-                    rows.append(("  slowdown mean / p99", f"{sum(sd) / len(sd):.2f} / {_pct(sd, 99):.2f}"))
-            long_lived = bulk.filter(pc.is_null(bulk["bytes"]))
-            if long_lived.num_rows and s["sim_seconds"] > 0:
-                gbps = [d * 8 / s["sim_seconds"] / 1e9 for d in long_lived["delivered"].to_pylist()]
-                rows.append(("  long-lived goodput", f"total {sum(gbps):.3f} Gb/s, per flow {min(gbps):.3f}..{max(gbps):.3f} Gb/s"))
-        q = self.queries
-        if q.num_rows:
-            ct = sorted(q["completion_time"].to_pylist())
-            rows.append(("incast rounds", f"{q.num_rows}, with an RTO: {sum(1 for t in q['timeouts'].to_pylist() if t)}"))
-            rows.append(("  completion mean / p50 / p99", f"{_ms(sum(ct) / len(ct))} / {_ms(_pct(ct, 50))} / {_ms(_pct(ct, 99))}"))
-        p = self.ports.filter(pc.equal(self.ports["node_kind"], "switch"))
-        if p.num_rows:
-            rows.append(("switch ports", f"drops {sum(p['drops'].to_pylist()):,}, ECN marks {sum(p['ecn_marks'].to_pylist()):,}, "
-                         f"max queue {max(p['max_queue_packets'].to_pylist())} pkts"))
+        """What ran and what it found, for the terminal."""
+        from .describe import findings, what_ran
+
+        lines = what_ran(self.scenario, self.summary)[-1:] if self.scenario else []
+        rows = findings(self)
         width = max((len(k) for k, _ in rows), default=0)
-        lines += [f"  {k:<{width}}  {v}" for k, v in rows]
-        return "\n".join(lines)
+        return "\n".join(lines + [f"  {k:<{width}}  {v}" for k, v in rows])
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: what ran, what it found, the FCT table and the tables' sizes."""
+        from .report import notebook_html
 
-def _pct(sorted_values: list[float], p: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
-    return sorted_values[k]
+        return notebook_html(self)
 
+    def __repr__(self) -> str:
+        s = self.summary
+        from .units import time
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} us"
+        return f"<dcsim.Result {s.get('name') or ''} seed {s['seed']}: {time(s['sim_seconds'])} simulated, {s['flows']:,} flows>"

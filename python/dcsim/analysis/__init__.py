@@ -1,4 +1,5 @@
-"""Analysis of run results: FCT and slowdown by size bucket, query completion
+"""Analysis of run results: FCT and slowdown by size bucket and against flow
+size, per-port utilisation, drops and marks, query completion
 percentiles and deadlines, per-flow goodput and Jain's fairness index, loss
 cycles (time between window reductions), and the TCP segments of a pcap.
 
@@ -69,6 +70,58 @@ def fct_by_size(result: Any, buckets: Iterable[tuple[float, float]] = DEFAULT_BU
         for p in PERCENTILES:
             row[f"slowdown_p{p:g}"] = percentile(s, p)
         rows.append(row)
+    return rows
+
+
+def slowdown_by_size(result: Any, per_decade: int = 3, min_flows: int = 10, kind: str | None = None) -> list[dict[str, Any]]:
+    """The field's FCT-slowdown curve: completed flows in log-spaced size
+    bins (`per_decade` per factor of ten, merged with the next bin until each
+    holds `min_flows`), with each bin's median size, p50 and p99 of the
+    slowdown and of the FCT. Flows of one size form one bin."""
+    flows = _flows(result)
+    done = flows.filter(pc.and_(pc.is_valid(flows["fct"]), pc.is_valid(flows["slowdown"])))
+    if kind is not None:
+        done = done.filter(pc.equal(done["kind"], kind))
+    points = sorted((b, f, s) for b, f, s in zip(done["bytes"].to_pylist(), done["fct"].to_pylist(), done["slowdown"].to_pylist()) if b)
+    bins: list[list[tuple[int, float, float]]] = []
+    for b, f, s in points:
+        edge = math.floor(math.log10(b) * per_decade)
+        if bins and (math.floor(math.log10(bins[-1][0][0]) * per_decade) == edge or len(bins[-1]) < min_flows):
+            bins[-1].append((b, f, s))
+        else:
+            bins.append([(b, f, s)])
+    if len(bins) > 1 and len(bins[-1]) < min_flows:
+        last = bins.pop()
+        bins[-1] += last
+    rows = []
+    for members in bins:
+        sizes = [m[0] for m in members]
+        fcts = sorted(m[1] for m in members)
+        slows = sorted(m[2] for m in members)
+        rows.append({"size_lo": sizes[0], "size_hi": sizes[-1], "size_median": percentile(sizes, 50), "flows": len(members),
+                     "slowdown_p50": percentile(slows, 50), "slowdown_p99": percentile(slows, 99),
+                     "fct_p50": percentile(fcts, 50), "fct_p99": percentile(fcts, 99)})
+    return rows
+
+
+def port_stats(result: Any, node_kind: str | None = "switch") -> list[dict[str, Any]]:
+    """Per egress port that sent anything: its name by the link's endpoints
+    ("leaf3 → spine1"), utilisation (wire bytes sent over the run, as a
+    fraction of the link's capacity), bytes and packets sent, largest queue,
+    drops and ECN marks; busiest first."""
+    from ..units import port_name
+
+    seconds = result.summary["sim_seconds"]
+    rows = []
+    for p in result.ports.to_pylist():
+        if (node_kind is not None and p["node_kind"] != node_kind) or not p["tx_packets"]:
+            continue
+        capacity = p["rate_bps"] * seconds / 8
+        rows.append({"port": p["port"], "name": port_name(p["node_name"], p["peer_name"]), "rate_bps": p["rate_bps"],
+                     "utilisation": p["tx_bytes"] / capacity if capacity > 0 else math.nan, "tx_bytes": p["tx_bytes"],
+                     "tx_packets": p["tx_packets"], "max_queue_bytes": p["max_queue_bytes"], "max_queue_packets": p["max_queue_packets"],
+                     "drops": p["drops"] + p["ingress_drops"], "ecn_marks": p["ecn_marks"]})
+    rows.sort(key=lambda r: (-r["utilisation"], r["port"]))
     return rows
 
 
