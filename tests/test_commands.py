@@ -103,6 +103,9 @@ def exercise_every_command(dcsim: list[str], work: Path, env: dict[str, str] | N
     run(["sweep", "sweep.toml", "--out", "sweep-out", "--jobs", "1"], 0, "2 already stored")
     (work / "badsweep.toml").write_text('base = "my.toml"\n[grid]\n"switch.buffer" = "100pkt"\n')
     run(["sweep", "badsweep.toml"], 2, "grid")
+    # A point the core rejects is stored as failed; the sweep goes on, then says so and exits 1.
+    (work / "halfbad.toml").write_text('base = "my.toml"\n[grid]\n"switch.buffer" = ["100pkt", "lots"]\n"run.duration" = ["5ms"]\n')
+    run(["sweep", "halfbad.toml", "--out", "halfbad", "--jobs", "1"], 1, 'invalid queue size "lots"')
     run(["sweep", "missing-sweep.toml"], 2, "missing-sweep.toml")
     run(["sweep", "sweep.toml", "--out", "my.toml/inside"], 2, "cannot write there")
 

@@ -165,6 +165,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 130
     if not args.quiet:
         print(f"{counts['ok']} runs ok, {counts['error']} failed, {counts['skipped']} already stored; results in {args.out}/")
+    if counts["error"]:
+        from .sweep import load
+
+        runs = load(args.out).to_pylist()
+        first = next(r for r in runs if r["status"] == "error")
+        print(f"dcsim: {counts['error']} of {counts['ok'] + counts['error']} runs failed (status \"error\" in {args.out}/runs/), the first with: {first['error']}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -198,4 +198,5 @@ class Result:
         s = self.summary
         from .units import time
 
-        return f"<dcsim.Result {s.get('name') or ''} seed {s['seed']}: {time(s['sim_seconds'])} simulated, {s['flows']:,} flows>"
+        name = f"{s['name']} " if s.get("name") else ""
+        return f"<dcsim.Result {name}seed {s['seed']}: {time(s['sim_seconds'])} simulated, {s['flows']:,} flows>"
