@@ -189,7 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"dcsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("run", help="run a scenario (default: the packaged default scenario)")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        # `help` is shown in the list of commands, `description` by the command's own --help.
+        return sub.add_parser(name, help=help, description=help)
+
+    p = command("run", help="run a scenario (default: the packaged default scenario)")
     p.add_argument("scenario", nargs="?", help="scenario TOML file")
     p.add_argument("--out", default="dcsim-out", help="output directory (default: ./dcsim-out)")
     p.add_argument("--seed", type=int, help="master seed (overrides run.seed)")
@@ -198,42 +202,42 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("validate", help="check a scenario without running it")
+    p = command("validate", help="check a scenario without running it")
     p.add_argument("scenario")
     p.add_argument("--resolved", action="store_true", help="print the resolved scenario (all defaults filled in)")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("presets", help="list the presets (named bundles of overrides) for `run --preset`")
+    p = command("presets", help="list the presets (named bundles of overrides) for `run --preset`")
     p.set_defaults(func=cmd_presets)
 
-    p = sub.add_parser("show-default", help="print the default scenario")
+    p = command("show-default", help="print the default scenario")
     p.set_defaults(func=cmd_show_default)
 
-    p = sub.add_parser("analyze", help="FCT by size bucket, query percentiles, fairness of a results directory")
+    p = command("analyze", help="FCT and slowdown by size, query rounds, fairness and the busiest ports of a results directory")
     p.add_argument("out_dir", help="a directory written by `dcsim run`")
     p.add_argument("--bucket", action="append", default=[], metavar="LO:HI", help="size bucket in bytes, e.g. 0:100e3 (repeatable; default (0,100KB], (100KB,10MB], >10MB)")
     p.add_argument("--deadline", type=float, help="query deadline in seconds: count rounds that miss it")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("plot", help="draw a figure from a results directory")
-    p.add_argument("out_dir")
-    p.add_argument("kind", choices=list(plot.KINDS))
+    p = command("plot", help="draw a figure from a results directory")
+    p.add_argument("out_dir", help="a directory written by `dcsim run`")
+    p.add_argument("kind", choices=list(plot.KINDS), help="the figure")
     p.add_argument("--output", help="file to write (.png, .svg or .pdf; default OUT_DIR/KIND.png)")
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("report", help="write OUT_DIR/report.html, a self-contained page of a results directory")
-    p.add_argument("out_dir")
+    p = command("report", help="write OUT_DIR/report.html, a self-contained page of a results directory")
+    p.add_argument("out_dir", help="a directory written by `dcsim run`")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("reproduce", help="run a seed paper's experiment and compare with the paper")
+    p = command("reproduce", help="run a seed paper's experiment and compare with the paper")
     p.add_argument("name", nargs="?", help="experiment name (see --list)")
     p.add_argument("--list", action="store_true", help="list the experiments")
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
     p.set_defaults(func=cmd_reproduce)
 
-    p = sub.add_parser("sweep", help="run a parameter sweep (resumable)")
+    p = command("sweep", help="run a parameter sweep (resumable)")
     p.add_argument("sweep", help="sweep TOML file")
     p.add_argument("--out", default="dcsim-sweep", help="output directory (default: ./dcsim-sweep)")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
@@ -243,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("bench", help="run the fixed benchmark scenarios")
+    p = command("bench", help="run the fixed benchmark scenarios")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these scenarios")
     p.add_argument("--soak", type=int, metavar="EVENTS", help="instead: run one long simulation of about EVENTS events, reporting rate and RSS as it goes")

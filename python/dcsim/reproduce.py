@@ -190,9 +190,10 @@ def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: li
 def main(name: str | None, out: Path, quick: bool, list_only: bool) -> int:
     names = available()
     if list_only or name is None:
+        width = max(map(len, names))
         for n in names:
             spec = tomllib.loads((ROOT / n / "experiment.toml").read_text(encoding="utf-8"))
-            print(f"{n:<16} {spec['title']} — {spec['paper']}")
+            print(f"{n:<{width}}  {spec['title']}\n{'':<{width}}  {spec['paper']}")
         return 0
     if name not in names:
         print(f"dcsim: error: unknown experiment {name!r}: expected one of {', '.join(names)}", file=sys.stderr)
