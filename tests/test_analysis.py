@@ -82,3 +82,14 @@ def test_analyze_cli(tmp_path, star):
     assert p.returncode == 2 and "not a dcsim results directory" in p.stderr
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "analyze", str(tmp_path / "out"), "--bucket", "12"], capture_output=True, text=True)
     assert p.returncode == 2 and "LO:HI" in p.stderr
+
+
+def test_slowdown_by_size_bins_are_log_spaced_and_never_split_one_size():
+    # 12 flows of 1 KB, 25 of 30 KB, 12 of 5 MB: the 30 KB flows fill
+    # more than one bin's minimum but stay together.
+    sizes = [1000] * 12 + [30_000] * 25 + [5_000_000] * 12
+    flows = pa.table({"bytes": sizes, "fct": [s * 1e-9 for s in sizes], "slowdown": [1.0 + i % 3 for i in range(len(sizes))],
+                      "kind": ["x"] * len(sizes)})
+    bins = analysis.slowdown_by_size(flows, min_flows=10)
+    assert [(b["size_lo"], b["size_hi"], b["flows"]) for b in bins] == [(1000, 1000, 12), (30_000, 30_000, 25), (5_000_000, 5_000_000, 12)]
+    assert all(b["slowdown_p50"] <= b["slowdown_p99"] for b in bins)

@@ -145,6 +145,9 @@ def test_progress_bar_on_a_terminal_and_ctrl_c_leaves_nothing(tmp_path):
     (tmp_path / "long.toml").write_text(LONG)
     pid, fd = pty.fork()
     if pid == 0:  # child: stderr is the pty
+        # A test command started from a background job inherits SIGINT as
+        # ignored; Python keeps it ignored, so restore the default first.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.chdir(tmp_path)
         os.execv(sys.executable, [*DCSIM, "run", "long.toml", "--out", "res"])
     output = b""
@@ -180,3 +183,13 @@ def test_bench_json_lines():
     # A plain build (the editable install of the test command), or the
     # profile a `pip install .` wheel was built with.
     assert r["build"] == "plain" or re.fullmatch(r"pgo pgo-ext-[0-9a-f]{16}\.profdata", r["build"])
+
+
+def test_a_terminal_that_cannot_show_units_gets_a_question_mark_not_a_crash(tmp_path, star):
+    import dcsim
+
+    dcsim.run(star, out=tmp_path / "res")
+    p = subprocess.run([*DCSIM, "analyze", str(tmp_path / "res")], capture_output=True,
+                       env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert p.returncode == 0, p.stderr
+    assert b"FCT and slowdown" in p.stdout and b"?" in p.stdout

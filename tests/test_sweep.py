@@ -156,7 +156,9 @@ def test_ctrl_c_then_resume_completes_without_duplicates(tmp_path):
     path = _many(tmp_path)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "dcsim.cli", "sweep", str(path), "--out", str(out), "--jobs", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # SIGINT is inherited as ignored when the tests run from a background job
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "runs").glob("*.parquet")) if (out / "runs").exists() else []) < 3:
         time.sleep(0.01)

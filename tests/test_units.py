@@ -24,6 +24,7 @@ def test_sizes_rates_ratios_counts():
     assert units.ratio(18.994917) == "18.99" and units.ratio(0.93) == "0.93"
     assert units.percent(0.4216) == "42.2 %" and units.count(68510) == "68,510"
     assert units.number(1251.0) == units.number(1251) == "1,251"
+    assert units.percent(1.0, 2) == "100 %" and units.number(999.6, 3) == "1,000" and units.number(123.4, 2) == "123"
 
 
 def test_missing_values_are_a_dash():
@@ -33,3 +34,10 @@ def test_missing_values_are_a_dash():
 
 def test_ports_are_named_by_their_endpoints():
     assert units.port_name("leaf3", "spine1") == "leaf3 → spine1"
+
+
+def test_a_scenario_quantity_as_a_reader_reads_it():
+    assert units.as_read("10Gbps") == "10 Gb/s"
+    assert units.as_read("2.5us") == "2.5 µs" and units.as_read("200000B") == "200 KB" and units.as_read("1500us") == "1.5 ms"
+    assert units.as_read("100pkt") == "100 packets"
+    assert units.as_read("single") == "single" and units.as_read("10 apples") == "10 apples"

@@ -185,6 +185,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Units (µs) and port names (→) are not ASCII: on a terminal that cannot
+    # show them, a "?" rather than a UnicodeEncodeError.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     parser = argparse.ArgumentParser(prog="dcsim", description="Packet-level datacenter network simulator.")
     parser.add_argument("--version", action="version", version=f"dcsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -21,14 +21,20 @@ def _value(v: Any) -> str:
             return f"{v[0]}..{v[-1] + 1} ({len(v)})"
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
+        if "points" in v:  # a flow-size CDF: its name, not its table
+            return f"{v['cdf']} CDF" if v.get("cdf") else f"a CDF of {len(v['points'])} points"
         return "{" + ", ".join(f"{k} {_value(x)}" for k, x in sorted(v.items()) if x is not None) + "}"
-    return str(v)
+    return units.as_read(v) if isinstance(v, str) else str(v)
+
+
+def _unset(v: Any) -> bool:
+    """Nothing to say: absent, off, empty, or a zero quantity (a start at 0 s)."""
+    return v is None or v is False or v == [] or v == {} or (isinstance(v, str) and units.as_read(v).startswith("0 "))
 
 
 def _items(table: dict[str, Any]) -> str:
     """The keys that are set, in name order (as scenario.json has them)."""
-    unset = lambda v: v is None or v is False or v == [] or v == {}
-    return ", ".join(f"{k} {_value(v)}" for k, v in sorted(table.items()) if k not in _QUIET and not unset(v))
+    return ", ".join(f"{k} {_value(v)}" for k, v in sorted(table.items()) if k not in _QUIET and not _unset(v))
 
 
 def what_ran(scenario: dict[str, Any], summary: dict[str, Any]) -> list[str]:
@@ -42,8 +48,8 @@ def what_ran(scenario: dict[str, Any], summary: dict[str, Any]) -> list[str]:
         lines.append(f"switches: {_items(switch)}")
     tcp = scenario.get("tcp", {})
     if tcp:
-        lines.append(f"transport: TCP {tcp.get('cc', '?')}, min RTO {tcp.get('min_rto', '?')}, "
-                     f"RTT clock {tcp.get('rtt_granularity', '?')}, SACK {'on' if tcp.get('sack') else 'off'}")
+        lines.append(f"transport: TCP {tcp.get('cc', '?')}, min RTO {_value(tcp.get('min_rto', '?'))}, "
+                     f"RTT clock {_value(tcp.get('rtt_granularity', '?'))}, SACK {'on' if tcp.get('sack') else 'off'}")
     for i, w in enumerate(scenario.get("workload", [])):
         lines.append(f"workload[{i}]: {w.get('type', '?')}: {_items(w)}")
     lines.append(f"run: {units.time(summary['sim_seconds'])} simulated (stopped by {summary['stopped_by']}), "

@@ -40,7 +40,15 @@ def metric_unit(metric: str) -> str:
     return METRIC_UNITS.get(metric.rsplit("_", 1)[-1], "")
 
 
+# Units that read best scaled by magnitude: (factor to base units, formatter).
+SCALED = {"s": (1.0, units.time), "ms": (1e-3, units.time), "µs": (1e-6, units.time), "ns": (1e-9, units.time),
+          "Gb/s": (1e9, units.rate), "Mb/s": (1e6, units.rate), "B": (1.0, units.size), "KB": (1e3, units.size)}
+
+
 def metric_formatter(metric: str) -> Callable[[Any], str]:
+    """Values of `metric` as a reader reads them: times, sizes and rates in
+    the unit their magnitude calls for, counts of packets or cells with
+    theirs, ratios bare."""
     unit = metric_unit(metric)
 
     def fmt(v: Any) -> str:
@@ -48,10 +56,19 @@ def metric_formatter(metric: str) -> Callable[[Any], str]:
             return units.MISSING if v in (None, "") else v
         if isinstance(v, bool):
             return str(v).lower()
+        if unit in SCALED:
+            factor, scaled = SCALED[unit]
+            return scaled(v * factor)
         text = units.number(v)
         return f"{text} {unit}" if unit and text != units.MISSING else text
 
     return fmt
+
+
+def _parameter(key: str, value: Any) -> str:
+    """A measurement's parameter as a reader reads it: "10 Gb/s" for the
+    scenario's "10Gbps", "100 µs" for resolution_us = 100."""
+    return units.as_read(value) if isinstance(value, str) else metric_formatter(key)(value)
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -134,7 +151,7 @@ def _what(row: dict[str, Any]) -> str:
     """A comparison row in words: a claim's text, or the metric under its condition."""
     if row["metric"] == "claim":
         return row["note"]
-    condition = ", ".join(f"{k} {v}" for k, v in json.loads(row["condition"]).items())
+    condition = ", ".join(f"{k} {_parameter(k, v)}" for k, v in json.loads(row["condition"]).items())
     return f"{row['metric']} ({condition})" if condition else row["metric"]
 
 
@@ -172,7 +189,7 @@ def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: li
     groups = [{"source": src or "the paper", "table": comparison_rows([r for r in comparison if r["source"] == src], full=False)} for src in sources]
     keys = sorted({k for r in rows for k in r} - {"metric", "value"})
     measurements = {"headings": ["metric", *keys, "value"], "note": "", "rows": [
-        {"css": "", "cells": [cell(r["metric"]), *(cell(units.MISSING if r.get(k) is None else str(r[k])) for k in keys),
+        {"css": "", "cells": [cell(r["metric"]), *(cell(_parameter(k, r.get(k))) for k in keys),
                               cell(metric_formatter(r["metric"])(r["value"]), r["value"], True)]} for r in rows]}
     misses = [{"source": r["source"], "what": _what(r), "paper": metric_formatter(r["metric"])(r["paper"]),
                "dcsim": metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")(r["dcsim"]), "tolerance": _tolerance(r)}

@@ -11,6 +11,7 @@ reader's guess.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable
 
 MISSING = "–"
@@ -34,7 +35,9 @@ def number(v: float, digits: int = 4) -> str:
         return f"{v:,.0f}"
     if v != 0 and abs(v) < 1e-3:
         return f"{v:.{digits - 1}e}"
-    return f"{v:.{digits}g}"
+    text = f"{v:.{digits}g}"
+    # More integer digits than `digits`: whole, "100" rather than "1e+02".
+    return f"{v:,.0f}" if "e+" in text else text
 
 
 def unit_for(value: float, units: list[tuple[float, float, str]]) -> tuple[float, str]:
@@ -77,6 +80,25 @@ def percent(v: Any, digits: int = 3) -> str:
 
 def count(v: Any) -> str:
     return MISSING if _missing(v) else f"{int(v):,}"
+
+
+# The scenario's spelling of a unit ("10Gbps", "2us"): its factor to base
+# units and the formatter that reads it out.
+SCENARIO_UNITS = {"ps": (1e-12, time), "ns": (1e-9, time), "us": (1e-6, time), "ms": (1e-3, time), "s": (1.0, time),
+                  "B": (1.0, size), "KB": (1e3, size), "MB": (1e6, size), "GB": (1e9, size),
+                  "bps": (1.0, rate), "Kbps": (1e3, rate), "Mbps": (1e6, rate), "Gbps": (1e9, rate), "Tbps": (1e12, rate)}
+
+
+def as_read(value: str) -> str:
+    """A quantity as the scenario writes it ("10Gbps", "200000B") as a
+    reader reads it ("10 Gb/s", "200 KB"); any other text unchanged."""
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*([A-Za-z]+)", value)
+    if m and m[2] == "pkt":
+        return f"{m[1]} packets"
+    if not m or m[2] not in SCENARIO_UNITS:
+        return value
+    factor, fmt = SCENARIO_UNITS[m[2]]
+    return fmt(float(m[1]) * factor)
 
 
 def port_name(node_name: str, peer_name: str) -> str:

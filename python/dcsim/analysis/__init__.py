@@ -86,8 +86,9 @@ def slowdown_by_size(result: Any, per_decade: int = 3, min_flows: int = 10, kind
     bins: list[list[tuple[int, float, float]]] = []
     for b, f, s in points:
         edge = math.floor(math.log10(b) * per_decade)
-        if bins and (math.floor(math.log10(bins[-1][0][0]) * per_decade) == edge or len(bins[-1]) < min_flows):
-            bins[-1].append((b, f, s))
+        last = bins[-1] if bins else None
+        if last and (b == last[-1][0] or math.floor(math.log10(last[0][0]) * per_decade) == edge or len(last) < min_flows):
+            last.append((b, f, s))
         else:
             bins.append([(b, f, s)])
     if len(bins) > 1 and len(bins[-1]) < min_flows:

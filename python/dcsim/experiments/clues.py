@@ -97,7 +97,7 @@ def clues_rtt_figure(rows: list[dict[str, Any]], spec: dict[str, Any]) -> Any:
         ref = [(x["condition"]["resolution_us"], x["paper"]) for x in spec["reference"]
                if x["metric"] == "completion_us" and x["condition"]["rate"] == rate]
         ax.scatter([p[0] for p in ref], [p[1] for p in ref], marker="x", s=80, color=color, label=f"thesis {rate}, single RTO")
-    ax.set(xscale="log", xlabel="RTT measurement resolution (us)", ylabel="transaction completion time (us)", title="Fig. 21")
+    ax.set(xscale="log", xlabel="RTT measurement resolution (µs)", ylabel="transaction completion time (µs)", title="Fig. 21")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
@@ -163,8 +163,8 @@ def clues_occupancy_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     _plot_occupancy(axes[0], [r for r in rows if r["figure"] == "11"], lambda r: r["rate"])
     _plot_occupancy(axes[1], [r for r in rows if r["figure"] == "12"], lambda r: f"nrsp = {r['responders']}")
-    axes[0].set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 11: 2 responders, 200 kB", xscale="log")
-    axes[1].set(xlabel="time since the query (us)", title="Fig. 12: 10 Gb/s, 200 kB split over nrsp")
+    axes[0].set(xlabel="time since the query (µs)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 11: 2 responders, 200 kB", xscale="log")
+    axes[1].set(xlabel="time since the query (µs)", title="Fig. 12: 10 Gb/s, 200 kB split over nrsp")
     return _finish(fig, axes)
 
 
@@ -201,11 +201,11 @@ def clues_loss_recovery_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     sequences = [r for r in rows if r["metric"] == "sequence" and r["cells"] in (198, 179)]
     fig, axes = plt.subplots(1, 1 + len(sequences), figsize=(6 * (1 + len(sequences)), 4), squeeze=False)
     _plot_occupancy(axes[0][0], rows, lambda r: f"rxq = {r['cells']}")
-    axes[0][0].set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 13", xscale="log")
+    axes[0][0].set(xlabel="time since the query (µs)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 13", xscale="log")
     for ax, r in zip(axes[0][1:], sequences):
         sequence_diagram(r["segments"], r["sender"], ax=ax, t0=r["t0"])
         figure = "14: tail loss, RTO" if r["cells"] == 198 else "15: SACK fast recovery"
-        ax.set(title=f"Fig. {figure} (rxq = {r['cells']}, at the responder's switch port)", xlabel="time since the query (us)")
+        ax.set(title=f"Fig. {figure} (rxq = {r['cells']}, at the responder's switch port)", xlabel="time since the query (µs)")
     return _finish(fig, axes.flat)
 
 
@@ -226,7 +226,7 @@ def clues_nagle_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(7, 4))
     _plot_occupancy(ax, rows, lambda r: f"nagle = {int(r['nagle'])}")
-    ax.set(xlabel="time since the query (us)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 19: the remainder waits an RTT")
+    ax.set(xlabel="time since the query (µs)", ylabel="aggregate VOQ occupancy (cells)", title="Fig. 19: the remainder waits an RTT")
     return _finish(fig, [ax])
 
 
@@ -505,7 +505,7 @@ def clues_cases_figure(rows: Rows, spec: dict[str, Any]) -> Any:
         ys = [next(r["value"] for r in rows if r["case"] == n and r["arrear"] is arrear and r["metric"] == "completion_us") for n in names]
         ax.bar([i + 0.4 * k for i in range(len(names))], ys, width=0.4, label=label)
     ax.set_xticks([i + 0.2 for i in range(len(names))], [f"{c['name']}: {c['responders']} x {c['response']} B, {c['cells']} cells" for c in spec["case"]], fontsize=7)
-    ax.set(yscale="log", ylabel="transaction completion (us)", title="Figs. 24-25: the thesis' worked examples")
+    ax.set(yscale="log", ylabel="transaction completion (µs)", title="Figs. 24-25: the thesis' worked examples")
     return _finish(fig, [ax])
 
 

@@ -70,7 +70,7 @@ def hull_static_figure(rows: Rows, spec: dict[str, Any]) -> Any:
             axes[i][0].scatter([p[0] for p in p99], [max(p[1], 0.01) for p in p99], marker="_", s=120, color=line.get_color())
             thr = sorted((r["flows"], r["value"]) for r in rows if r["delay"] == delay and r["scheme"] == scheme and r["metric"] == "goodput_mbps")
             axes[i][1].plot([p[0] for p in thr], [p[1] for p in thr], marker="o", label=scheme)
-        axes[i][0].set(yscale="log", xlabel="flows", ylabel="queueing latency (us), mean and 99th", title=f"links {delay}")
+        axes[i][0].set(yscale="log", xlabel="flows", ylabel="queueing latency (µs), mean and 99th", title=f"links {delay}")
         axes[i][1].set(xlabel="flows", ylabel="aggregate goodput (Mb/s)", title=f"links {delay}")
         for ax in axes[i]:
             ax.grid(alpha=0.3)
@@ -154,7 +154,7 @@ def _bars(rows: Rows, spec: dict[str, Any], key: str, metrics: list[tuple[str, s
 
 
 def hull_dynamic_figure(rows: Rows, spec: dict[str, Any]) -> Any:
-    return _bars(rows, spec, "load", [("switch_latency_p99_us", "99th switch latency (us)"), ("small_fct_p99_us", "99th 900 B FCT (us)"),
+    return _bars(rows, spec, "load", [("switch_latency_p99_us", "99th switch latency (µs)"), ("small_fct_p99_us", "99th 900 B FCT (µs)"),
                                       ("large_fct_mean_ms", "mean 10 MB FCT (ms)")], reference=True)
 
 
@@ -231,7 +231,7 @@ def hull_search(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
 def hull_search_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _bars([r for r in rows if isinstance(r["background_mbps"], int)], spec, "background_mbps",
                  [("qct_p99_ms", "99th query completion (ms)"), ("mean_response_p99_ms", "99th mean response time (ms)"),
-                  ("within_deadline_worst1pct", "responders within deadline (worst 1%)"), ("queue_latency_p99_us", "99th queueing latency (us)")],
+                  ("within_deadline_worst1pct", "responders within deadline (worst 1%)"), ("queue_latency_p99_us", "99th queueing latency (µs)")],
                  reference=False)
 
 
