@@ -201,7 +201,18 @@ def main() -> int:
     ap.add_argument("--plain", action="store_true", help="time the plain release build (target/release/dcsim-rs) "
                     "instead of the profile-guided one users install")
     ap.add_argument("--dcsim-exe", type=Path, help="a dcsim-rs to time instead of building one")
+    ap.add_argument("--dry-run", action="store_true", help="list the scenarios that would run, then stop")
     args = ap.parse_args()
+    # A name, or its first word ("incast-64" for both of its min RTOs).
+    chosen = lambda only, name: name == only or name.startswith(only + " ")
+    unknown = [o for o in args.only or [] if not any(chosen(o, n) for n in SCENARIOS)]
+    if unknown:  # before the builds, which take minutes
+        print(f"unknown scenario(s) {unknown}; allowed: {list(SCENARIOS)}", file=sys.stderr)
+        return 2
+    names = [n for n in SCENARIOS if not args.only or any(chosen(o, n) for o in args.only)]
+    if args.dry_run:
+        print("\n".join(names))
+        return 0
     dcsim_exe, build = args.dcsim_exe, "given"
     if dcsim_exe is None and not args.plain:
         pgo = _pgo()
@@ -213,11 +224,6 @@ def main() -> int:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
         dcsim_exe, build = ROOT / "target" / "release" / "dcsim-rs", "plain"
     ns3_bins = _validation().build()
-    names = args.only or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
-    if unknown:
-        print(f"unknown scenario(s) {unknown}; allowed: {list(SCENARIOS)}", file=sys.stderr)
-        return 2
     if not args.json:
         print(f"dcsim-rs build: {build} ({dcsim_exe})")
         print(f"| scenario | dcsim wall s (core) | ns-3 wall s | ns-3 / dcsim | events dcsim / ns-3 | peak RSS MB dcsim / ns-3 |")

@@ -82,3 +82,26 @@ def test_the_readme_commands_run(tmp_path):
     assert [lang for lang, _ in blocks] == ["sh", "python"], "the README's usage: commands, then the Python API"
     _run_blocks(blocks, tmp_path)
     assert (tmp_path / "results" / "report.html").exists() and (tmp_path / "repro").is_dir()
+
+
+def test_the_developer_commands_in_the_docs_exist_and_parse():
+    # The heavy ones (ns-3 builds, whole benchmark sets) are not run here:
+    # each script must exist and accept its documented arguments. The
+    # install and test commands are what CI and test_wheel run.
+    blocks = [code for md in sorted((ROOT / "docs").rglob("*.md")) if md.name != "tutorial.md"
+              for lang, code in code_blocks(md.read_text(encoding="utf-8")) if lang == "sh"]
+    lines = [line.split("#")[0].split() for code in blocks for line in code.splitlines()]
+    checked = 0
+    for words in filter(None, lines):
+        if words[0] == "python":
+            script = ROOT / words[1]
+            assert script.is_file(), f"{words[1]} (in the docs) does not exist"
+            args = [*words[2:], "--dry-run"] if words[1] == "bench/compare_ns3.py" else ["--help"]
+            p = subprocess.run([sys.executable, str(script), *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, f"{' '.join(words)}: {p.stderr[-2000:]}"
+            checked += 1
+        elif words[0] == "pytest":
+            assert (ROOT / words[1]).is_file(), words[1]
+        else:
+            assert words[:2] == ["pip", "install"], f"a command the docs' test does not know: {' '.join(words)}"
+    assert checked >= 4
