@@ -20,6 +20,7 @@ def test_a_metric_names_its_unit():
     assert metric_formatter("switch_latency_p99_us")(2284.4) == "2.284 ms"
     assert metric_formatter("goodput_gbps")(0.6) == "600 Mb/s" and metric_formatter("buffer_pkts")(120) == "120 packets"
     assert metric_formatter("timeouts")(3) == "3" and metric_formatter("x_us")(None) == "–"
+    assert metric_formatter("senders")([8, 16]) == "[8, 16]", "a parameter that is a list"
 
 
 def test_list_and_quick_reproduction(tmp_path):

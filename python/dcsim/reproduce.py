@@ -56,6 +56,8 @@ def metric_formatter(metric: str) -> Callable[[Any], str]:
             return units.MISSING if v in (None, "") else v
         if isinstance(v, bool):
             return str(v).lower()
+        if not isinstance(v, (int, float)):  # a list or table of parameters
+            return str(v)
         if unit in SCALED:
             factor, scaled = SCALED[unit]
             return scaled(v * factor)
