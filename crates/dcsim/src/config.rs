@@ -930,6 +930,21 @@ pub enum CaCounting {
     Segments,
 }
 
+/// The window when fast recovery ends (RFC 6582 §3.2 step 3).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryExit {
+    /// cwnd = ssthresh: RFC 6582 option (2), and RFC 6675's window at the end
+    /// of SACK recovery; Linux (tcp_end_cwnd_reduction) and ns-3
+    /// (TcpClassicRecovery::ExitRecovery).
+    #[default]
+    Ssthresh,
+    /// cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS): RFC 6582 option
+    /// (1), no burst when little is in flight; FreeBSD's
+    /// newreno_post_recovery, with or without SACK (seed 004's stack).
+    Flightsize,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoFormula {
@@ -978,6 +993,11 @@ pub struct TcpCfg {
     pub min_rto: DurV,
     #[serde(default = "default_initial_rto")]
     pub initial_rto: DurV,
+    /// After a SYN or SYN-ACK timeout, data starts with an RTO of at least
+    /// this and no backoff (RFC 6298 §5.7: 3 s; Linux's TCP_TIMEOUT_FALLBACK).
+    /// "0s": no reset, the backed-off initial RTO goes on (ns-2, ns-3).
+    #[serde(default = "default_syn_timeout_rto")]
+    pub syn_timeout_rto: DurV,
     #[serde(default = "default_max_rto")]
     pub max_rto: DurV,
     /// Granularity G of the clock used to time RTT samples and timestamps.
@@ -1000,6 +1020,9 @@ pub struct TcpCfg {
     /// How congestion avoidance counts acknowledged data.
     #[serde(default)]
     pub ca_counting: CaCounting,
+    /// The window when fast recovery ends.
+    #[serde(default)]
+    pub recovery_exit: RecoveryExit,
     #[serde(default)]
     pub delayed_ack: DelayedAck,
     #[serde(default)]
@@ -1597,6 +1620,9 @@ fn default_min_rto() -> DurV {
 }
 fn default_initial_rto() -> DurV {
     DurV(Dur::from_secs(1))
+}
+fn default_syn_timeout_rto() -> DurV {
+    DurV(Dur::from_secs(3))
 }
 fn default_max_rto() -> DurV {
     DurV(Dur::from_secs(60))

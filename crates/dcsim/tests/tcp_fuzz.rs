@@ -5,10 +5,14 @@
 //!    SACK blocks, interleaved with timers and writes. No panic, no overflow,
 //!    and the endpoint's invariants hold after every step.
 //! 2. A hostile channel for genuine segments (loss, duplication, reordering,
-//!    CE marks): the transfer always completes with exactly the bytes sent.
+//!    CE marks): the transfer always completes with exactly the bytes sent,
+//!    and the sender's window follows two rules that no safety property
+//!    sees (RFC 3168 §6.1.2, RFC 5681): an ACK carrying ECN-Echo never grows
+//!    cwnd, and ssthresh is reduced at most once per window of data.
 
 use dcsim::packet::{flags, Ecn, Packet};
 use dcsim::tcp::{Endpoint, State, TcpOut, TcpParams, TimerKind};
+use dcsim::config::CongestionControl;
 use dcsim::Scenario;
 use dcsim_engine::{Dur, SimTime};
 use proptest::prelude::*;
@@ -39,7 +43,7 @@ const CONFIGS: &[&str] = &[
     "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"",
     // Seed 004's stack as the CLUES scenarios set it: a 1 ms clock makes the
     // undo window 500 us, so undos (and restored recoveries) are common.
-    "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"\nrtt_granularity = \"1ms\"\nssthresh_basis = \"freebsd\"\ndetect_lost_retransmits = false",
+    "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"\nrtt_granularity = \"1ms\"\nssthresh_basis = \"freebsd\"\nrecovery_exit = \"flightsize\"\ndetect_lost_retransmits = false",
 ];
 
 struct Pair {
@@ -219,6 +223,9 @@ proptest! {
         let mut chaos = chaos.into_iter();
         let mut written = false;
         let mut steps = 0;
+        // snd_max at the sender's last reduction: the window it covers; and
+        // what it was before the last timeout, for when that is undone.
+        let (mut reduced_until, mut before_timeout) = (0, 0);
         while pair.ep[1].rcv_nxt < 1 + bytes || !written {
             steps += 1;
             prop_assert!(steps < 200_000, "no progress: rcv_nxt {} of {}", pair.ep[1].rcv_nxt, 1 + bytes);
@@ -236,6 +243,10 @@ proptest! {
                 pair.now = pair.now.max(at);
                 if kind == TimerKind::Rto { pair.ep[i].rto_timer.cancel() } else { pair.ep[i].delack_timer.cancel() }
                 wire.extend(pair.timer(i, kind));
+                if i == 0 && kind == TimerKind::Rto {
+                    before_timeout = reduced_until;
+                    reduced_until = pair.ep[0].snd_max; // a timeout is a new congestion event
+                }
                 continue;
             }
             pair.now += Dur::from_ns(500);
@@ -248,12 +259,67 @@ proptest! {
                 3 if pkt.ecn.is_ect() => pkt.ecn = Ecn::Ce,      // mark it
                 _ => {}
             }
-            let sent = pair.feed(1 - pkt.side as usize, &pkt);
+            let to = 1 - pkt.side as usize;
+            let before = Window::of(&pair.ep[0]);
+            let sent = pair.feed(to, &pkt);
             pair.check(&sent)?;
+            if to == 0 {
+                reduced_until = before.check_ack(&pair.ep[0], &pair.p, &pkt, reduced_until, before_timeout)?;
+            }
             wire.extend(sent);
         }
         prop_assert_eq!(pair.ep[1].rcv_nxt, 1 + bytes);
         prop_assert!(pair.ep[1].stats.duplicate_segments_received <= pair.ep[0].stats.retransmits + 400);
+    }
+}
+
+/// The data sender's window before an ACK, to judge what the ACK did.
+struct Window {
+    cwnd: u64,
+    ssthresh: u64,
+    newreno_recovery: bool,
+    spurious_timeouts: u64,
+    fast_retransmits: u64,
+    snd_max: u64,
+}
+
+impl Window {
+    fn of(e: &Endpoint) -> Window {
+        Window {
+            cwnd: e.cc.cwnd,
+            ssthresh: e.cc.ssthresh,
+            newreno_recovery: e.in_recovery() && !e.sack_negotiated(),
+            spurious_timeouts: e.stats.spurious_timeouts,
+            fast_retransmits: e.stats.fast_retransmits,
+            snd_max: e.snd_max,
+        }
+    }
+
+    /// The rules an ACK must keep; returns the new end of the reduced window.
+    fn check_ack(&self, e: &Endpoint, p: &TcpParams, ack: &Packet, reduced_until: u64, before_timeout: u64) -> Result<u64, TestCaseError> {
+        // An undone timeout (F-RTO, bad-retransmit undo) restores the old
+        // window; NewReno recovery inflates by design (RFC 6582 step 4); and
+        // entering recovery sets cwnd from ssthresh (RFC 6582 step 2, RFC
+        // 6675 (4.2)), above a window that is slow-starting after a timeout.
+        let undone = e.stats.spurious_timeouts > self.spurious_timeouts;
+        let recovery_began = e.stats.fast_retransmits > self.fast_retransmits;
+        if e.ecn_negotiated() && ack.has(flags::ECE) && !ack.has(flags::SYN) && !undone && !self.newreno_recovery && !recovery_began {
+            // DCTCP's floor is Linux's, which PRR reaches from below.
+            let floor = if p.cc == CongestionControl::Dctcp { p.dctcp_min_cwnd as u64 * e.mss as u64 } else { 0 };
+            prop_assert!(e.cc.cwnd <= self.cwnd.max(floor), "cwnd grew from {} to {} on an ECN-Echo (ssthresh {} -> {}, ack {}, snd_una {}, snd_max {}, recovery {}, stats {:?})", self.cwnd, e.cc.cwnd, self.ssthresh, e.cc.ssthresh, ack.ack, e.snd_una, e.snd_max, e.in_recovery(), e.stats);
+        }
+        if undone {
+            return Ok(before_timeout); // the timeout's reduction is taken back
+        }
+        if e.cc.ssthresh < self.ssthresh {
+            // Everything outstanding at the last reduction is acknowledged
+            // (RFC 6582 step 1: the ACK "covers more than recover").
+            prop_assert!(e.snd_una >= reduced_until,
+                "ssthresh {} -> {} inside the window of the last reduction (snd_una {}, reduced until {}, ack {} ece {}, recovery {}, stats {:?})",
+                self.ssthresh, e.cc.ssthresh, e.snd_una, reduced_until, ack.ack, ack.has(flags::ECE), e.in_recovery(), e.stats);
+            return Ok(self.snd_max); // what was sent before this ACK's own sends
+        }
+        Ok(reduced_until)
     }
 }
 

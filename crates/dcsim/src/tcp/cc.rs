@@ -2,7 +2,7 @@
 //! and CUBIC (RFC 9438), and the ECN responses of RFC 3168 and DCTCP
 //! (RFC 8257). It decides windows; it never sends packets.
 
-use crate::config::CaCounting;
+use crate::config::{CaCounting, RecoveryExit};
 use dcsim_engine::{Dur, SimTime};
 
 /// CUBIC's constants (RFC 9438 §4.1, §4.6).
@@ -42,6 +42,9 @@ pub struct Cc {
     /// Congestion-avoidance credit: bytes (CaCounting::Bytes) or segments
     /// (CaCounting::Segments) acknowledged since cwnd last grew.
     ca_acked: u64,
+    /// CaCounting::Segments: acknowledged bytes short of a whole segment,
+    /// kept for the next ACK (ns-3's m_bytesAckedNotProcessed).
+    ca_partial: u64,
     /// No new ECN reduction until snd_una passes this (once per window).
     ecn_recover: u64,
     cwr_pending: bool,
@@ -68,6 +71,7 @@ impl Cc {
             mode,
             counting,
             ca_acked: 0,
+            ca_partial: 0,
             ecn_recover: 0,
             cwr_pending: false,
             cwr_active: false,
@@ -117,7 +121,9 @@ impl Cc {
                 self.ca_acked = 0;
                 self.cwnd += mss;
             }
-            self.ca_acked += acked / mss;
+            self.ca_partial += acked;
+            self.ca_acked += self.ca_partial / mss;
+            self.ca_partial %= mss;
             if self.ca_acked >= w {
                 let steps = self.ca_acked / w;
                 self.ca_acked -= steps * w;
@@ -199,19 +205,34 @@ impl Cc {
         }
     }
 
-    /// Retransmission timeout: RFC 5681 §3.1, cwnd = loss window = 1 SMSS.
-    pub fn on_timeout(&mut self, flight: u64, mss: u64) {
-        self.halve(flight, mss);
+    /// Retransmission timeout: RFC 5681 §3.1, cwnd = loss window = 1 SMSS;
+    /// ssthresh is reduced on the `first` timeout of the data only.
+    pub fn on_timeout(&mut self, flight: u64, mss: u64, snd_max: u64, first: bool) {
+        if first {
+            self.halve(flight, mss);
+        }
         self.cwnd = mss;
+        self.loss_reduction(snd_max);
     }
 
     /// Fast retransmit (RFC 6582 §3.2 (2) without SACK: cwnd = ssthresh + 3 SMSS;
-    /// RFC 6675 §5 (4.2) with SACK: cwnd = ssthresh).
-    pub fn enter_recovery(&mut self, flight: u64, mss: u64, sack: bool, snd_max: u64) {
-        self.halve(flight, mss);
+    /// RFC 6675 §5 (4.2) with SACK: cwnd = ssthresh). Inside the window of
+    /// an ECN reduction, ssthresh was already reduced for this congestion
+    /// (RFC 3168 §6.1.2: once per window; Linux's and ns-3's CWR state).
+    pub fn enter_recovery(&mut self, flight: u64, mss: u64, sack: bool, snd_una: u64, snd_max: u64) {
+        if !self.in_cwr(snd_una) {
+            self.halve(flight, mss);
+        }
         self.cwnd = if sack { self.ssthresh } else { self.ssthresh + 3 * mss };
-        // A loss response also counts as this window's ECN response (RFC 3168 §6.1.2).
+        self.loss_reduction(snd_max);
+    }
+
+    /// A loss response is also this window's ECN response, and like any
+    /// window reduction is announced with CWR on the next new data (RFC 3168
+    /// §6.1.2), which ends a classic receiver's latched ECN-Echo.
+    fn loss_reduction(&mut self, snd_max: u64) {
         self.ecn_recover = snd_max;
+        self.cwr_pending = self.mode != EcnMode::Off;
     }
 
     /// RFC 6582 §3.2 (4): each further duplicate ACK inflates cwnd by SMSS.
@@ -228,11 +249,14 @@ impl Cc {
         self.cwnd = self.cwnd.max(mss);
     }
 
-    /// Leaving fast recovery. Without SACK, RFC 6582 §3.2 (3) option (1):
-    /// cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS); with SACK the window
-    /// stays at ssthresh (RFC 6675).
-    pub fn exit_recovery(&mut self, flight: u64, mss: u64) {
-        self.cwnd = self.ssthresh.min(flight.max(mss) + mss).max(mss);
+    /// Leaving fast recovery (RFC 6582 §3.2 (3)): option (2), cwnd =
+    /// ssthresh, or option (1), min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    pub fn exit_recovery(&mut self, flight: u64, mss: u64, exit: RecoveryExit) {
+        self.cwnd = match exit {
+            RecoveryExit::Ssthresh => self.ssthresh,
+            RecoveryExit::Flightsize => self.ssthresh.min(flight.max(mss) + mss),
+        }
+        .max(mss);
         self.reset_ca_credit();
         if let Some(c) = &mut self.cubic {
             c.epoch = None; // the epoch starts with congestion avoidance
@@ -267,12 +291,15 @@ impl Cc {
         }
         match self.mode {
             EcnMode::Classic => {
+                // Halving never raises: RFC 3168 §6.1.2 keeps a one-segment
+                // window at one (the 2·SMSS floor of ssthresh does not apply).
                 self.halve(flight, mss);
-                self.cwnd = self.ssthresh;
+                self.cwnd = self.cwnd.min(self.ssthresh);
             }
             EcnMode::Dctcp => {
-                // Linux keeps at least 2 segments; ns-2 goes to 1; ns-3 3.44
-                // has no floor (floor_segments = 0).
+                // Linux keeps at least 2 segments, and its PRR brings a
+                // smaller window up to them when little is in flight; ns-2
+                // goes to 1; ns-3 3.44 has no floor (floor_segments = 0).
                 let cut = (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
                 self.cwnd = cut.max(self.floor_segments * mss).max(1);
                 self.ssthresh = self.cwnd;
@@ -357,16 +384,18 @@ mod tests {
     fn newreno_recovery_arithmetic() {
         let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2);
         c.init(20 * MSS);
-        c.enter_recovery(20 * MSS, MSS, false, 21 * MSS);
+        c.enter_recovery(20 * MSS, MSS, false, 1, 21 * MSS);
         assert_eq!(c.ssthresh, 10 * MSS);
         assert_eq!(c.cwnd, 13 * MSS);
         c.inflate(MSS);
         assert_eq!(c.cwnd, 14 * MSS);
         c.partial_ack_deflate(3 * MSS, MSS);
         assert_eq!(c.cwnd, 12 * MSS);
-        c.exit_recovery(5 * MSS, MSS);
-        assert_eq!(c.cwnd, 6 * MSS);
-        c.on_timeout(10 * MSS, MSS);
+        c.exit_recovery(5 * MSS, MSS, RecoveryExit::Flightsize);
+        assert_eq!(c.cwnd, 6 * MSS, "RFC 6582 option (1): FlightSize + SMSS");
+        c.exit_recovery(5 * MSS, MSS, RecoveryExit::Ssthresh);
+        assert_eq!(c.cwnd, 10 * MSS, "option (2): ssthresh");
+        c.on_timeout(10 * MSS, MSS, 21 * MSS, true);
         assert_eq!((c.cwnd, c.ssthresh), (MSS, 5 * MSS));
     }
 
@@ -409,9 +438,9 @@ mod tests {
         let after_loss = || {
             let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
             c.init(100 * MSS);
-            c.enter_recovery(100 * MSS, MSS, true, 101 * MSS);
+            c.enter_recovery(100 * MSS, MSS, true, 1, 101 * MSS);
             assert_eq!((c.cwnd, c.ssthresh), (70 * MSS, 70 * MSS));
-            c.exit_recovery(70 * MSS, MSS);
+            c.exit_recovery(70 * MSS, MSS, RecoveryExit::Ssthresh);
             c
         };
         // Run RTT rounds (one ACK per segment of the window) until `until` s.
@@ -442,9 +471,38 @@ mod tests {
         // Fast convergence: a loss below the last W_max remembers less (0.85 x cwnd).
         let mut d = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
         d.init(100 * MSS);
-        d.enter_recovery(100 * MSS, MSS, true, 0);
+        d.enter_recovery(100 * MSS, MSS, true, 1, 0);
         d.cwnd = 90 * MSS;
-        d.enter_recovery(90 * MSS, MSS, true, 0);
+        d.enter_recovery(90 * MSS, MSS, true, 1, 0);
         assert!((d.cubic.as_ref().unwrap().w_max - 76.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn segment_counting_keeps_the_remainder_of_small_acks() {
+        // ns-3 keeps the bytes of a partial segment for the next ACK
+        // (m_bytesAckedNotProcessed): half-segment ACKs still add up.
+        let mut c = Cc::new(EcnMode::Off, CaCounting::Segments, 0.0625, 1.0, 2);
+        c.init(4 * MSS);
+        c.ssthresh = MSS;
+        for _ in 0..8 {
+            c.grow(MSS / 2, MSS, SimTime::ZERO, Dur::ZERO);
+        }
+        assert_eq!(c.cwnd, 5 * MSS);
+    }
+
+    #[test]
+    fn a_classic_ecn_response_never_raises_the_window_and_dctcp_keeps_its_floor() {
+        // After a timeout (cwnd 1 SMSS), an ECN-Echo for new data: RFC 3168
+        // leaves one segment at one (found by the fuzzer's model property:
+        // the 2·SMSS floor of ssthresh raised it); DCTCP's floor of 2
+        // segments is Linux's, whose PRR brings the window up to it.
+        for (mode, cwnd) in [(EcnMode::Classic, MSS), (EcnMode::Dctcp, 2 * MSS)] {
+            let mut c = Cc::new(mode, CaCounting::Bytes, 1.0 / 16.0, 1.0, 2);
+            c.init(10 * MSS);
+            c.on_timeout(10 * MSS, MSS, 11 * MSS, true);
+            assert_eq!(c.cwnd, MSS);
+            assert!(c.on_ece(12 * MSS, 13 * MSS, MSS, MSS));
+            assert_eq!((c.cwnd, c.ssthresh), (cwnd, 2 * MSS), "{mode:?}");
+        }
     }
 }

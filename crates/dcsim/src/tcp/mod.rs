@@ -29,7 +29,7 @@ pub mod cc;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CaCounting, CongestionControl, Scenario, SsthreshBasis};
+use crate::config::{CaCounting, CongestionControl, RecoveryExit, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
@@ -51,6 +51,7 @@ pub struct TcpParams {
     pub detect_lost_retransmits: bool,
     pub ssthresh_basis: SsthreshBasis,
     pub ca_counting: CaCounting,
+    pub recovery_exit: RecoveryExit,
     pub delack: bool,
     pub delack_count: u32,
     pub delack_timeout: Dur,
@@ -90,6 +91,7 @@ impl TcpParams {
                 min_rto: t.min_rto.0,
                 max_rto: t.max_rto.0,
                 initial_rto: t.initial_rto.0,
+                syn_timeout_rto: t.syn_timeout_rto.0,
                 formula: t.rto_formula,
             },
             dupthresh: t.dupthresh,
@@ -97,6 +99,7 @@ impl TcpParams {
             detect_lost_retransmits: t.detect_lost_retransmits,
             ssthresh_basis: t.ssthresh_basis,
             ca_counting: t.ca_counting,
+            recovery_exit: t.recovery_exit,
             delack: t.delayed_ack.enabled,
             delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
             delack_timeout: t.delayed_ack.timeout.0,
@@ -309,6 +312,7 @@ struct BadRexmit {
     cwnd: u64,
     ssthresh: u64,
     recovery: Recovery,
+    timeout_recover: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +360,8 @@ pub struct Endpoint {
     tried: (SimTime, u64, bool, u64),
     fin_queued: bool,
     snd_wnd: u64,
+    /// The segment that last set snd_wnd: its SEQ and ACK (RFC 9293 SND.WL1, SND.WL2).
+    snd_wl: (u64, u64),
     pub cc: Cc,
     dupacks: u32,
     recovery: Recovery,
@@ -363,6 +369,13 @@ pub struct Endpoint {
     /// F-RTO's "recover" (RFC 5682 §2.1; "RecoveryPoint" in §3.1): while it
     /// is at or above snd_una, a timeout's conventional recovery is under way.
     frto_recover: u64,
+    /// snd_max at the last timeout: no fast retransmit until the cumulative
+    /// ACK passes it (RFC 6582 §3.2 step 1 and §4.1, RFC 6675 §5.1), so that
+    /// duplicate ACKs of the go-back-N resends do not start one. As FreeBSD
+    /// (snd_recover, SEQ_LEQ), an ACK of exactly this point does not pass.
+    timeout_recover: u64,
+    /// A NewReno partial ACK has restarted the timer in this recovery.
+    partial_ack_restarted: bool,
     bad_rexmit: Option<BadRexmit>,
     scoreboard: RangeSet,
     high_rxt: u64,
@@ -450,6 +463,7 @@ impl Endpoint {
             tried: (SimTime::ZERO, 0, false, 0),
             fin_queued: false,
             snd_wnd: 0,
+            snd_wl: (0, 0),
             cc: {
                 let cc = Cc::new(ecn_mode, p.ca_counting, p.dctcp_g, p.dctcp_alpha_init, p.dctcp_min_cwnd as u64);
                 if p.cc == CongestionControl::Cubic { cc.with_cubic() } else { cc }
@@ -458,6 +472,8 @@ impl Endpoint {
             recovery: Recovery::Open,
             frto: Frto::Off,
             frto_recover: 0,
+            timeout_recover: 0,
+            partial_ack_restarted: false,
             bad_rexmit: None,
             scoreboard: RangeSet::default(),
             high_rxt: 0,
@@ -729,10 +745,14 @@ impl Endpoint {
             cwnd: self.cc.cwnd,
             ssthresh: self.cc.ssthresh,
             recovery: self.recovery,
+            timeout_recover: self.timeout_recover,
         });
-        // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS.
+        // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = 1 SMSS. When
+        // the timer fires again for data it already resent, ssthresh is held (§3.1).
         let flight = self.flight_in_network();
-        self.cc.on_timeout(self.halving_basis(p, flight, true), self.mss as u64);
+        let first = self.rtt.backoff == 1;
+        self.cc.on_timeout(self.halving_basis(p, flight, true), self.mss as u64, self.snd_max, first);
+        self.timeout_recover = self.snd_max;
         self.recovery = Recovery::Open;
         self.clear_recovery_state();
         self.dupacks = 0;
@@ -785,6 +805,7 @@ impl Endpoint {
     fn handshake_rtt_sample(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams) {
         let timed = self.timed.take();
         if self.syn_retransmitted {
+            self.rtt.after_syn_timeout(&p.rtt);
             return;
         }
         if self.ts_ok && pkt.has_ts {
@@ -992,14 +1013,20 @@ impl Endpoint {
     fn on_ack(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
         let ack = pkt.ack;
         if ack > self.snd_max {
-            return; // acknowledges something never sent
+            // Acknowledges something never sent (RFC 9293 §3.10.7.4): answer, drop.
+            self.send_pure_ack(now, p, out);
+            return;
         }
         let ece = self.ecn_ok && pkt.has(flags::ECE);
         self.last_ack_ece = ece;
         let old_wnd = self.snd_wnd;
         let snd_una_before = self.snd_una;
-        if ack >= self.snd_una {
+        // RFC 9293 §3.10.7.4: only a segment no older than the last one that
+        // set the window may set it (SND.WL1, SND.WL2).
+        let (wl1, wl2) = self.snd_wl;
+        if ack >= self.snd_una && (wl1 < pkt.seq || (wl1 == pkt.seq && wl2 <= ack)) {
             self.snd_wnd = (pkt.window as u64) << self.snd_scale;
+            self.snd_wl = (pkt.seq, ack);
         }
         let (mut newly_sacked, mut sack_end) = (0, 0);
         if self.sack_ok {
@@ -1030,6 +1057,7 @@ impl Endpoint {
                     self.cc.cwnd = b.cwnd;
                     self.cc.ssthresh = b.ssthresh;
                     self.recovery = b.recovery;
+                    self.timeout_recover = b.timeout_recover;
                     self.snd_nxt = self.snd_max;
                 }
             }
@@ -1056,12 +1084,13 @@ impl Endpoint {
             }
             self.dupacks = 0;
             self.cc.on_ack_bytes(acked, ece, self.snd_una, self.snd_max);
+            let mut restart_timer = true;
             match self.recovery {
                 Recovery::Fast { recover } if ack >= recover => {
                     // Full acknowledgement: leave recovery (RFC 6582 §3.2 (3), RFC 6675 §5).
                     self.recovery = Recovery::Open;
                     self.clear_recovery_state();
-                    self.cc.exit_recovery(self.flight_size(), mss);
+                    self.cc.exit_recovery(self.flight_size(), mss, p.recovery_exit);
                 }
                 Recovery::Fast { .. } => {
                     if !self.sack_ok {
@@ -1069,6 +1098,9 @@ impl Endpoint {
                         // next hole, deflate by the amount acked, add back one SMSS.
                         self.retransmit_at(now, self.snd_una, p, out);
                         self.cc.partial_ack_deflate(acked, mss);
+                        // RFC 6582 §3.2 step 5, "Impatient" (§4): the first partial ACK only.
+                        restart_timer = !self.partial_ack_restarted;
+                        self.partial_ack_restarted = true;
                     }
                 }
                 Recovery::Open => {
@@ -1080,7 +1112,9 @@ impl Endpoint {
                     }
                 }
             }
-            self.restart_rto(now, p);
+            if restart_timer {
+                self.restart_rto(now, p);
+            }
         } else if ack == self.snd_una
             && self.snd_una < self.snd_max
             && pkt.payload == 0
@@ -1090,7 +1124,8 @@ impl Endpoint {
             self.dupacks += 1;
             match self.recovery {
                 Recovery::Open => {
-                    if self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p)) {
+                    let after_timeout = self.snd_una > self.timeout_recover;
+                    if after_timeout && (self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p))) {
                         self.enter_recovery(now, p, out);
                     }
                 }
@@ -1201,10 +1236,11 @@ impl Endpoint {
 
     fn enter_recovery(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         self.clear_recovery_state();
+        self.partial_ack_restarted = false;
         self.stats.fast_retransmits += 1;
         self.recovery = Recovery::Fast { recover: self.snd_max };
         let mss = self.mss as u64;
-        self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_max);
+        self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_una, self.snd_max);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
         self.retransmit_at(now, self.snd_una, p, out);
@@ -1573,6 +1609,15 @@ impl Endpoint {
             self.emit_segment(now, Segment { seq, end, fin, retx }, p, out);
             self.snd_nxt = end + fin as u64;
         }
+    }
+
+    /// ECN and SACK as the handshake agreed them.
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn_ok
+    }
+
+    pub fn sack_negotiated(&self) -> bool {
+        self.sack_ok
     }
 
     pub fn in_recovery(&self) -> bool {
@@ -2107,5 +2152,244 @@ mod tests {
         };
         assert_eq!(resent(""), [2, 5]);
         assert_eq!(resent("rto_forgets_sack = true"), [2, 5, 6]);
+    }
+
+    // ---- review findings (issue 26): each test failed before its fix ----------
+
+    /// Deliver packets in order until nothing is in flight: the first
+    /// transmission of data segment i (counted in MSS from `first_seq`) is
+    /// dropped if i is in `lose` and CE-marked if in `mark`.
+    fn exchange(pair: &mut Pair, start: Vec<Packet>, first_seq: u64, lose: &[u64], mark: &[u64]) {
+        let mss = pair.ep[0].mss as u64;
+        let mut queue: std::collections::VecDeque<(usize, Packet)> = start.into_iter().map(|p| (1, p)).collect();
+        let mut steps = 0;
+        while let Some((to, mut pkt)) = queue.pop_front() {
+            steps += 1;
+            assert!(steps < 100_000, "the exchange does not end");
+            if to == 1 && pkt.payload > 0 && !pkt.is_retx {
+                let i = (pkt.seq - first_seq) / mss;
+                if lose.contains(&i) {
+                    continue;
+                }
+                if mark.contains(&i) {
+                    pkt.ecn = Ecn::Ce;
+                }
+            }
+            for out in pair.to(to, &pkt) {
+                queue.push_back((1 - to, out));
+            }
+        }
+    }
+
+    #[test]
+    fn an_ece_after_a_timeout_is_not_a_second_reduction_and_new_data_carries_cwr() {
+        // RFC 3168 §6.1.2: a timeout is the window's reduction ("for any
+        // reason"): an ECN-Echo for that window does not reduce again, and
+        // the first new data after it carries CWR.
+        for cc in ["ecn = true", "cc = \"dctcp\""] {
+            let mut pair = Pair::connected(params(&format!("{cc}\nmin_rto = \"1ms\"\ndelayed_ack = {{ enabled = false }}")));
+            let mss = pair.ep[0].mss as u64;
+            let segs = data(&mut pair, 2);
+            pair.to(1, &segs[1]); // segment 0 is lost, and the duplicate ACK too
+            let mut rexmit = fire_rto(&mut pair);
+            assert_eq!(pair.ep[0].cc.cwnd, mss);
+            assert!(pair.write(0, 4 * mss).is_empty(), "the window is full");
+            rexmit[0].ecn = Ecn::Ce;
+            let ack = pair.to(1, &rexmit[0]).remove(0);
+            assert!(ack.has(flags::ECE));
+            let sent = pair.to(0, &ack);
+            assert_eq!(pair.ep[0].stats.ecn_reductions, 0, "{cc}: the timeout was this window's reduction");
+            assert_eq!(pair.ep[0].cc.cwnd, mss, "{cc}: no growth on ECN-Echo, and no window raised by a 'reduction'");
+            let first_new = sent.iter().find(|p| p.payload > 0).expect("new data");
+            assert!(first_new.has(flags::CWR), "{cc}: CWR after the timeout's reduction");
+        }
+    }
+
+    #[test]
+    fn a_mark_after_a_loss_in_one_window_is_one_reduction() {
+        // Segment 2 is lost, segment 5 marked: one congestion event. The
+        // receiver latches ECE until it sees CWR (RFC 3168 §6.1.3), so the
+        // sender must send CWR after the fast retransmit's reduction, or the
+        // echo outlives recovery and halves the window a second time.
+        let mut pair = Pair::connected(params("ecn = true\ndelayed_ack = { enabled = false }"));
+        let mss = pair.ep[0].mss as u64;
+        let segs = data(&mut pair, 10);
+        pair.write(0, 40 * mss);
+        exchange(&mut pair, segs.clone(), segs[0].seq, &[2], &[5]);
+        let e = &pair.ep[0];
+        assert_eq!(e.snd_una, e.snd_max, "everything delivered");
+        assert_eq!((e.stats.fast_retransmits, e.stats.timeouts), (1, 0));
+        assert_eq!(e.stats.ecn_reductions, 0, "the loss was the window's reduction");
+    }
+
+    #[test]
+    fn a_loss_after_a_mark_in_one_window_does_not_halve_again() {
+        // Segment 1 is marked, segment 4 lost: the ECN reduction comes
+        // first, and the fast retransmit in the same window keeps its
+        // ssthresh (RFC 3168 §6.1.2: reduce once per window of data; Linux's
+        // and ns-3's CWR state).
+        let mut pair = Pair::connected(params("ecn = true\nssthresh_basis = \"cwnd\"\ndelayed_ack = { enabled = false }"));
+        let segs = data(&mut pair, 10);
+        exchange(&mut pair, segs[..3].to_vec(), segs[0].seq, &[], &[1]);
+        assert_eq!(pair.ep[0].stats.ecn_reductions, 1);
+        let after_mark = pair.ep[0].cc.ssthresh;
+        exchange(&mut pair, segs[3..].to_vec(), segs[0].seq, &[4], &[]);
+        let e = &pair.ep[0];
+        assert_eq!((e.stats.fast_retransmits, e.stats.timeouts), (1, 0));
+        assert_eq!(e.cc.ssthresh, after_mark, "one reduction for one window");
+    }
+
+    #[test]
+    fn duplicate_acks_of_data_sent_before_a_timeout_do_not_start_a_fast_retransmit() {
+        // Without SACK, going back N after a timeout resends segments the
+        // receiver holds; their duplicate ACKs must not start a fast
+        // retransmit (and a second halving) until everything sent before
+        // the timeout is acknowledged (RFC 6582 §3.2 step 1 with "recover"
+        // set at the timeout, §4.1; RFC 6675 §5.1; FreeBSD's snd_recover).
+        for lost in [vec![0, 2, 4, 6], vec![0, 1, 3, 5, 7], vec![0, 3]] {
+            let mut pair = Pair::connected(params("sack = false\nmin_rto = \"1ms\"\ndelayed_ack = { enabled = false }"));
+            let mss = pair.ep[0].mss as u64;
+            let segs = data(&mut pair, 10);
+            for (i, s) in segs.iter().enumerate() {
+                if !lost.contains(&(i as u64)) {
+                    pair.to(1, s); // delivered; the duplicate ACKs are lost
+                }
+            }
+            pair.write(0, 40 * mss);
+            let rexmit = fire_rto(&mut pair);
+            exchange(&mut pair, rexmit, segs[0].seq, &[], &[]);
+            let e = &pair.ep[0];
+            assert_eq!(e.snd_una, e.snd_max);
+            assert_eq!((e.stats.timeouts, e.stats.fast_retransmits), (1, 0), "lost {lost:?}: a spurious fast retransmit");
+        }
+    }
+
+    #[test]
+    fn leaving_sack_recovery_the_window_is_ssthresh_or_flightsize_plus_one_as_configured() {
+        // RFC 6582 §3.2 step 3: option (2), cwnd = ssthresh (the default, as
+        // Linux and ns-3), or option (1), min(ssthresh, FlightSize + SMSS)
+        // (tcp.recovery_exit = "flightsize", as FreeBSD).
+        for (exit, segments) in [("ssthresh", 4), ("flightsize", 2)] {
+            let mut pair = Pair::connected(params(&format!("recovery_exit = \"{exit}\"\ndelayed_ack = {{ enabled = false }}")));
+            let mss = pair.ep[0].mss as u64;
+            let segs = data(&mut pair, 10);
+            exchange(&mut pair, segs.clone(), segs[0].seq, &[2], &[]);
+            let e = &pair.ep[0];
+            assert_eq!((e.stats.fast_retransmits, e.snd_una), (1, e.snd_max));
+            assert_eq!(e.cc.ssthresh, 4 * mss);
+            // Nothing is in flight at the full ACK: FlightSize + SMSS = 1 SMSS, at least 2 by max(FlightSize, SMSS).
+            assert_eq!(e.cc.cwnd, segments * mss, "{exit}");
+        }
+    }
+
+    #[test]
+    fn newreno_restarts_the_timer_on_the_first_partial_ack_only() {
+        // RFC 6582 §3.2 step 5 and §4: the "Impatient" variant, so that many
+        // holes end in a timeout rather than one RTT per hole.
+        let mut pair = Pair::connected(params("sack = false\ndelayed_ack = { enabled = false }"));
+        let segs = data(&mut pair, 10);
+        let acks: Vec<Packet> = segs.iter().enumerate().filter(|(i, _)| ![2, 5, 8].contains(i)).flat_map(|(_, s)| pair.to(1, s)).collect();
+        let mut retx: Vec<Packet> = acks.iter().flat_map(|a| pair.to(0, a)).filter(|p| p.is_retx).collect();
+        assert_eq!((retx.len(), pair.ep[0].stats.fast_retransmits), (1, 1));
+        let mut deadlines = Vec::new();
+        for _ in 0..2 {
+            let partial = pair.to(1, &retx[0]).remove(0);
+            pair.now += Dur::from_us(100);
+            retx = pair.to(0, &partial).into_iter().filter(|p| p.is_retx).collect();
+            deadlines.push(pair.ep[0].rto_timer.deadline.expect("armed"));
+        }
+        assert_eq!(deadlines[0], deadlines[1], "the second partial ACK does not restart the timer");
+    }
+
+    #[test]
+    fn dctcp_updates_alpha_once_per_window_from_the_first_ack() {
+        // RFC 8257 §3.3: WindowEnd starts at SND.NXT when the connection
+        // starts, so the first ACK of data ends the first "window" and
+        // updates alpha (as Linux's dctcp_init); from then on once per
+        // window of data.
+        let mut pair = Pair::connected(params("cc = \"dctcp\"\ndelayed_ack = { enabled = false }"));
+        let g = 1.0 / 16.0;
+        let segs = data(&mut pair, 4);
+        let acks: Vec<Packet> = segs.iter().flat_map(|s| pair.to(1, s)).collect();
+        pair.to(0, &acks[0]);
+        assert!((pair.ep[0].cc.alpha - (1.0 - g)).abs() < 1e-12, "the first ACK: an unmarked window");
+        for a in &acks[1..] {
+            pair.to(0, a);
+        }
+        assert!((pair.ep[0].cc.alpha - (1.0 - g)).abs() < 1e-12, "the rest of the window is one update away");
+    }
+
+    #[test]
+    fn an_ack_of_data_never_sent_is_answered_with_an_ack() {
+        // RFC 9293 §3.10.7.4: SEG.ACK > SND.NXT: send an ACK, drop the segment.
+        let mut pair = Pair::connected(params(""));
+        let segs = data(&mut pair, 1);
+        let mut ack = pair.to(1, &segs[0]).remove(0);
+        ack.ack += 100_000;
+        let answer = pair.to(0, &ack);
+        assert_eq!(answer.len(), 1);
+        assert!(answer[0].payload == 0 && answer[0].has(flags::ACK));
+        assert_eq!(pair.ep[0].snd_una, segs[0].seq, "the bogus ACK acknowledged nothing");
+    }
+
+    #[test]
+    fn an_old_segment_does_not_update_the_send_window() {
+        // RFC 9293 §3.10.7.4: the window is taken from a segment only if
+        // SND.WL1 < SEG.SEQ, or SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK.
+        let mut pair = Pair::connected(params(""));
+        let segs = data(&mut pair, 1);
+        let ack = pair.to(1, &segs[0]).remove(0);
+        let (mut newer, mut older) = (ack, ack);
+        newer.seq += 1000; // the peer's later segment (it sent data meanwhile)
+        older.window = 1; // reordered: an earlier segment with a smaller window
+        pair.to(0, &newer);
+        let wnd = pair.ep[0].snd_wnd;
+        pair.to(0, &older);
+        assert_eq!(pair.ep[0].snd_wnd, wnd);
+    }
+
+    #[test]
+    fn after_a_syn_timeout_data_starts_with_a_three_second_rto() {
+        // RFC 6298 §5.7 (and Linux's TCP_TIMEOUT_FALLBACK): no RTT sample
+        // from the retransmitted SYN, and an RTO re-initialised to 3 s.
+        let p = params("initial_rto = \"1s\"");
+        let mut pair = Pair { ep: [Endpoint::new(0, 0, 0, 1, 7, 0, &p), Endpoint::new(0, 1, 1, 0, 7, 0, &p)], p, now: SimTime(0) };
+        let mut out = TcpOut::default();
+        pair.ep[0].open(pair.now, &pair.p, &mut out); // this SYN is lost
+        let syn = fire_rto(&mut pair).remove(0);
+        let synack = pair.to(1, &syn).remove(0);
+        let ack = pair.to(0, &synack).remove(0);
+        pair.to(1, &ack);
+        let segs = data(&mut pair, 1);
+        assert_eq!(pair.ep[0].rto_timer.deadline, Some(pair.now + Dur::from_secs(3)), "sent at {:?}", segs[0].seq);
+    }
+
+    #[test]
+    fn without_the_syn_timeout_reset_the_backed_off_initial_rto_goes_on() {
+        // tcp.syn_timeout_rto = "0s" (ns-2, ns-3): 200 ms doubled by the SYN's timeout.
+        let p = params("initial_rto = \"200ms\"\nsyn_timeout_rto = \"0s\"");
+        let mut pair = Pair { ep: [Endpoint::new(0, 0, 0, 1, 7, 0, &p), Endpoint::new(0, 1, 1, 0, 7, 0, &p)], p, now: SimTime(0) };
+        let mut out = TcpOut::default();
+        pair.ep[0].open(pair.now, &pair.p, &mut out);
+        let syn = fire_rto(&mut pair).remove(0);
+        let synack = pair.to(1, &syn).remove(0);
+        let ack = pair.to(0, &synack).remove(0);
+        pair.to(1, &ack);
+        data(&mut pair, 1);
+        assert_eq!(pair.ep[0].rto_timer.deadline, Some(pair.now + Dur::from_ms(400)));
+    }
+
+    #[test]
+    fn a_repeated_timeout_of_the_same_data_holds_ssthresh() {
+        // RFC 5681 §3.1: when the retransmission timer fires again for data
+        // already retransmitted by it, ssthresh is held constant (Linux's
+        // tcp_enter_loss, FreeBSD's t_rxtshift == 1 test).
+        let mut pair = Pair::connected(params("min_rto = \"1ms\""));
+        data(&mut pair, 10);
+        fire_rto(&mut pair);
+        let first = pair.ep[0].cc.ssthresh;
+        assert_eq!(first, 5 * pair.ep[0].mss as u64);
+        fire_rto(&mut pair);
+        assert_eq!(pair.ep[0].cc.ssthresh, first, "held, not halved again from a one-segment flight");
     }
 }

@@ -16,6 +16,8 @@ pub struct RttParams {
     pub min_rto: Dur,
     pub max_rto: Dur,
     pub initial_rto: Dur,
+    /// RFC 6298 §5.7's RTO after a SYN timeout (zero: no reset).
+    pub syn_timeout_rto: Dur,
     pub formula: RtoFormula,
 }
 
@@ -51,11 +53,23 @@ pub struct RttEstimator {
     /// Smallest sample so far (the path's intrinsic RTT as this sender sees
     /// it: seed 004 Table 5's "minimum path latency").
     pub min: Dur,
+    /// The SYN or SYN-ACK timed out: until a sample, the RTO is at least
+    /// `syn_timeout_rto` (RFC 6298 §5.7).
+    syn_timed_out: bool,
 }
 
 impl RttEstimator {
     pub fn new() -> Self {
-        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO, min: Dur::MAX }
+        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO, min: Dur::MAX, syn_timed_out: false }
+    }
+
+    /// The handshake completed after a SYN timeout: data transmission
+    /// starts with the RTO re-initialised (RFC 6298 §5.7), not backed off.
+    pub fn after_syn_timeout(&mut self, p: &RttParams) {
+        if p.syn_timeout_rto > Dur::ZERO {
+            self.syn_timed_out = true;
+            self.backoff = 0;
+        }
     }
 
     /// RFC 6298 (2.2) and (2.3), alpha = 1/8, beta = 1/4, in integer picoseconds.
@@ -85,7 +99,7 @@ impl RttEstimator {
     /// The RTO before backoff: (2.1) initial, or (2.3) with the min/max bounds.
     pub fn base_rto(&self, p: &RttParams) -> Dur {
         if !self.has_sample {
-            return p.initial_rto;
+            return if self.syn_timed_out { p.initial_rto.max(p.syn_timeout_rto) } else { p.initial_rto };
         }
         let var = self.rttvar.saturating_mul(4);
         let var = match p.formula {
@@ -189,7 +203,7 @@ mod tests {
     use super::*;
 
     fn params(g: Dur) -> RttParams {
-        RttParams { granularity: g, min_rto: Dur::ZERO, max_rto: Dur::from_secs(60), initial_rto: Dur::from_secs(1), formula: RtoFormula::Rfc6298 }
+        RttParams { granularity: g, min_rto: Dur::ZERO, max_rto: Dur::from_secs(60), initial_rto: Dur::from_secs(1), syn_timeout_rto: Dur::from_secs(3), formula: RtoFormula::Rfc6298 }
     }
 
     #[test]
