@@ -1540,9 +1540,12 @@ impl Endpoint {
     fn send_window(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         let mss = self.mss as u64;
         self.restart_if_idle(now, p);
+        // RFC 3042 §2: one segment of new data per duplicate ACK; never the
+        // resends of a go-back-N after a timeout (snd_nxt below snd_max).
+        let new_data = self.snd_nxt == self.snd_max;
         let limited_transmit =
-            if p.limited_transmit && self.recovery == Recovery::Open && self.dupacks > 0 && self.dupacks < p.dupthresh {
-                self.dupacks as u64 * mss // RFC 3042: one new segment per duplicate ACK
+            if p.limited_transmit && new_data && self.recovery == Recovery::Open && self.dupacks > 0 && self.dupacks < p.dupthresh {
+                self.dupacks as u64 * mss
             } else {
                 0
             };
