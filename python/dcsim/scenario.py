@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import math
 import re
 import tomllib
 from importlib import resources
@@ -142,6 +143,15 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
     return flows
 
 
+def _reject_non_finite(value: Any, path: str) -> None:
+    """TOML has nan and inf; no scenario value may be either."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _error(path, f"{value} is not a finite number")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, v in items:
+        _reject_non_finite(v, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+
+
 def _expand_flow_files(data: Scenario, base: Path) -> None:
     from .workloads import CdfError, resolve_size
 
@@ -195,8 +205,9 @@ def resolve(
     if seed is not None:
         set_path(data, "run.seed", seed)
     _expand_flow_files(data, base)
+    _reject_non_finite(data, "")
     try:
-        text = json.dumps(data)
+        text = json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise _error("", f"the scenario holds a value that is not plain data: {e}") from None
     resolved, digest = _validate(text)
