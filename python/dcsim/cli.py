@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 import tempfile
 from pathlib import Path
 
@@ -190,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
+    # A large run's warning is one line, as errors are.
+    warnings.formatwarning = lambda message, *_args, **_kwargs: f"dcsim: warning: {message}\n"
     parser = argparse.ArgumentParser(prog="dcsim", description="Packet-level datacenter network simulator.")
     parser.add_argument("--version", action="version", version=f"dcsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import _core
+from . import _core, estimate
 from .progress import ProgressBar
 from .results import Result
 from .scenario import resolve
@@ -41,6 +42,8 @@ def run(
     merged = dict(overrides or {})
     merged.update(_overrides_from_kwargs(kwargs))
     resolved, digest = resolve(scenario, merged, seed, preset)
+    for message in estimate.check(resolved):  # refuses what cannot fit before the core builds it
+        warnings.warn(message, estimate.LargeRunWarning, stacklevel=2)
     sim = _core.Simulation(json.dumps(resolved))
     raw = _run_with_progress(sim, show=progress)
     result = Result.from_core(raw, resolved)

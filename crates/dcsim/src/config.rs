@@ -2058,12 +2058,18 @@ impl Scenario {
                     if *pairing == Pairing::Zip && src.0.len() != dst.0.len() {
                         return Err(err(format!("{p}.dst"), format!("pairing \"zip\" needs as many destinations as sources ({} vs {})", dst.0.len(), src.0.len())));
                     }
-                    let pairs = bulk_pairs(src, dst, *pairing);
-                    if pairs.is_empty() {
+                    // Counted, not built: src x dst can be 10^10 pairs.
+                    let pairs = bulk_pair_count(src, dst, *pairing);
+                    if pairs == 0 {
                         return Err(err(format!("{p}.dst"), "no flows: every source equals its destination"));
                     }
-                    if let Some((s, _)) = pairs.iter().find(|(s, d)| s == d) {
-                        return Err(err(format!("{p}.dst"), format!("host {s} would send to itself")));
+                    if pairs > u32::MAX as u64 {
+                        return Err(err(format!("{p}.dst"), format!("{pairs} flows ({} sources x {} destinations): at most {} flows", src.0.len(), dst.0.len(), u32::MAX)));
+                    }
+                    if *pairing == Pairing::Zip {
+                        if let Some((s, _)) = src.0.iter().zip(&dst.0).find(|(s, d)| s == d) {
+                            return Err(err(format!("{p}.dst"), format!("host {s} would send to itself")));
+                        }
                     }
                     has_infinite |= *size == FlowSize::Infinite;
                     if *size == FlowSize::Bytes(0) {
@@ -2222,7 +2228,7 @@ impl Scenario {
             .workload
             .iter()
             .map(|w| match w {
-                Workload::Bulk(b) => bulk_pairs(&b.src, &b.dst, b.pairing).len(),
+                Workload::Bulk(b) => bulk_pair_count(&b.src, &b.dst, b.pairing) as usize,
                 Workload::Flows(f) => f.flows.len(),
                 Workload::Incast(_) | Workload::Poisson(_) | Workload::Search(_) | Workload::Requests(_) => 0,
             })
@@ -2325,6 +2331,19 @@ fn check_cdf(path: &str, c: &CdfSpec) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// How many pairs `bulk_pairs` generates, without building them.
+pub fn bulk_pair_count(src: &HostSet, dst: &HostSet, pairing: Pairing) -> u64 {
+    match pairing {
+        Pairing::All => {
+            let mut sorted = dst.0.clone();
+            sorted.sort_unstable();
+            let same = |s: u32| (sorted.partition_point(|&d| d <= s) - sorted.partition_point(|&d| d < s)) as u64;
+            src.0.iter().map(|&s| dst.0.len() as u64 - same(s)).sum()
+        }
+        Pairing::Zip => src.0.len().min(dst.0.len()) as u64,
+    }
+}
+
 /// The (src, dst) pairs a bulk workload generates, in generation order.
 pub fn bulk_pairs(src: &HostSet, dst: &HostSet, pairing: Pairing) -> Vec<(u32, u32)> {
     match pairing {
@@ -2336,6 +2355,18 @@ pub fn bulk_pairs(src: &HostSet, dst: &HostSet, pairing: Pairing) -> Vec<(u32, u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_pairs_are_counted_as_they_would_be_built() {
+        let set = |v: &[u32]| HostSet(v.to_vec());
+        for (src, dst) in [(set(&[0, 1, 2]), set(&[0, 1, 2])), (set(&[1, 1, 2]), set(&[2, 2, 3])), (set(&[5]), set(&[5]))] {
+            for pairing in [Pairing::All, Pairing::Zip] {
+                assert_eq!(bulk_pair_count(&src, &dst, pairing), bulk_pairs(&src, &dst, pairing).len() as u64);
+            }
+        }
+        let big = HostSet((0..100_000).collect());
+        assert_eq!(bulk_pair_count(&big, &big, Pairing::All), 100_000 * 99_999);
+    }
 
     fn parse(t: &str) -> Result<Scenario, ConfigError> {
         Scenario::from_toml_str(t)
