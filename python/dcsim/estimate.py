@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,11 +30,6 @@ FLOW_BYTES = 3000
 ROW_BYTES = 64
 WARN_ABOVE = 4e9
 
-_QUANTITY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([A-Za-z]+)")
-_FACTORS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-            "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3, "bps": 1.0, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9, "Tbps": 1e12}
-
-
 class LargeRunWarning(UserWarning):
     """A run that fits, but needs more memory or output than DCSIM_WARN_ABOVE."""
 
@@ -44,8 +38,8 @@ def _value(text: Any, default: float = 0.0) -> float:
     """A resolved quantity ("10Gbps", "2us", "64000B") in base units."""
     if isinstance(text, (int, float)):
         return float(text)
-    m = _QUANTITY.fullmatch(str(text)) if text is not None else None
-    return float(m[1]) * _FACTORS[m[2]] if m and m[2] in _FACTORS else default
+    base = units.parse(text) if isinstance(text, str) else None
+    return default if base is None else base
 
 
 def _mean_size(size: Any) -> float:

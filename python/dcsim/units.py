@@ -83,16 +83,25 @@ def count(v: Any) -> str:
 
 
 # The scenario's spelling of a unit ("10Gbps", "2us"): its factor to base
-# units and the formatter that reads it out.
+# units (s, B, b/s) and the formatter that reads it out.
 SCENARIO_UNITS = {"ps": (1e-12, time), "ns": (1e-9, time), "us": (1e-6, time), "ms": (1e-3, time), "s": (1.0, time),
-                  "B": (1.0, size), "KB": (1e3, size), "MB": (1e6, size), "GB": (1e9, size),
+                  "B": (1.0, size), "KB": (1e3, size), "MB": (1e6, size), "GB": (1e9, size), "TB": (1e12, size),
+                  "KiB": (1024.0, size), "MiB": (1024.0**2, size), "GiB": (1024.0**3, size),
                   "bps": (1.0, rate), "Kbps": (1e3, rate), "Mbps": (1e6, rate), "Gbps": (1e9, rate), "Tbps": (1e12, rate)}
+_QUANTITY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([A-Za-z]+)")
+
+
+def parse(value: str) -> float | None:
+    """A quantity as the scenario writes it ("10Gbps") in base units
+    (1e10), or None if it is not one."""
+    m = _QUANTITY.fullmatch(value)
+    return float(m[1]) * SCENARIO_UNITS[m[2]][0] if m and m[2] in SCENARIO_UNITS else None
 
 
 def as_read(value: str) -> str:
     """A quantity as the scenario writes it ("10Gbps", "200000B") as a
     reader reads it ("10 Gb/s", "200 KB"); any other text unchanged."""
-    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*([A-Za-z]+)", value)
+    m = _QUANTITY.fullmatch(value)
     if m and m[2] == "pkt":
         return f"{m[1]} packets"
     if not m or m[2] not in SCENARIO_UNITS:
