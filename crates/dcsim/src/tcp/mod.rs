@@ -369,10 +369,10 @@ pub struct Endpoint {
     /// F-RTO's "recover" (RFC 5682 §2.1; "RecoveryPoint" in §3.1): while it
     /// is at or above snd_una, a timeout's conventional recovery is under way.
     frto_recover: u64,
-    /// snd_max at the last timeout: no fast retransmit until the cumulative
-    /// ACK passes it (RFC 6582 §3.2 step 1 and §4.1, RFC 6675 §5.1), so that
-    /// duplicate ACKs of the go-back-N resends do not start one. As FreeBSD
-    /// (snd_recover, SEQ_LEQ), an ACK of exactly this point does not pass.
+    /// snd_max at the last timeout: without SACK, no fast retransmit until
+    /// the cumulative ACK passes it (RFC 6582 §3.2 step 1 and §4.1; FreeBSD's
+    /// snd_recover, SEQ_LEQ), so that duplicate ACKs of the go-back-N resends
+    /// do not start one.
     timeout_recover: u64,
     /// A NewReno partial ACK has restarted the timer in this recovery.
     partial_ack_restarted: bool,
@@ -1124,7 +1124,12 @@ impl Endpoint {
             self.dupacks += 1;
             match self.recovery {
                 Recovery::Open => {
-                    let after_timeout = self.snd_una > self.timeout_recover;
+                    // Without SACK, a duplicate ACK of a go-back-N resend cannot be told from
+                    // one of new data (RFC 6582 §4.1). With SACK it can (it SACKs nothing
+                    // new), and SACK recovery is how the scoreboard repairs what the
+                    // timeout's go-back-N loses again (Linux and ns-3 do that in their
+                    // Loss state), so RFC 6675 §5.1's RecoveryPoint is not applied.
+                    let after_timeout = self.sack_ok || self.snd_una > self.timeout_recover;
                     if after_timeout && (self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p))) {
                         self.enter_recovery(now, p, out);
                     }
