@@ -219,7 +219,12 @@ impl Cc {
     /// RFC 6675 §5 (4.2) with SACK: cwnd = ssthresh). Inside the window of
     /// an ECN reduction, ssthresh was already reduced for this congestion
     /// (RFC 3168 §6.1.2: once per window; Linux's and ns-3's CWR state).
-    pub fn enter_recovery(&mut self, flight: u64, mss: u64, sack: bool, snd_una: u64, snd_max: u64) {
+    pub fn enter_recovery(&mut self, flight: u64, mss: u64, sack: bool, snd_una: u64, snd_max: u64, repair_only: bool) {
+        if repair_only {
+            // The window was already reduced (a timeout): keep it, at most ssthresh.
+            self.cwnd = self.cwnd.min(self.ssthresh).max(mss);
+            return;
+        }
         if !self.in_cwr(snd_una) {
             self.halve(flight, mss);
         }
@@ -384,7 +389,7 @@ mod tests {
     fn newreno_recovery_arithmetic() {
         let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2);
         c.init(20 * MSS);
-        c.enter_recovery(20 * MSS, MSS, false, 1, 21 * MSS);
+        c.enter_recovery(20 * MSS, MSS, false, 1, 21 * MSS, false);
         assert_eq!(c.ssthresh, 10 * MSS);
         assert_eq!(c.cwnd, 13 * MSS);
         c.inflate(MSS);
@@ -438,7 +443,7 @@ mod tests {
         let after_loss = || {
             let mut c = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
             c.init(100 * MSS);
-            c.enter_recovery(100 * MSS, MSS, true, 1, 101 * MSS);
+            c.enter_recovery(100 * MSS, MSS, true, 1, 101 * MSS, false);
             assert_eq!((c.cwnd, c.ssthresh), (70 * MSS, 70 * MSS));
             c.exit_recovery(70 * MSS, MSS, RecoveryExit::Ssthresh);
             c
@@ -471,9 +476,9 @@ mod tests {
         // Fast convergence: a loss below the last W_max remembers less (0.85 x cwnd).
         let mut d = Cc::new(EcnMode::Off, CaCounting::Bytes, 0.0625, 1.0, 2).with_cubic();
         d.init(100 * MSS);
-        d.enter_recovery(100 * MSS, MSS, true, 1, 0);
+        d.enter_recovery(100 * MSS, MSS, true, 1, 0, false);
         d.cwnd = 90 * MSS;
-        d.enter_recovery(90 * MSS, MSS, true, 1, 0);
+        d.enter_recovery(90 * MSS, MSS, true, 1, 0, false);
         assert!((d.cubic.as_ref().unwrap().w_max - 76.5).abs() < 1e-9);
     }
 

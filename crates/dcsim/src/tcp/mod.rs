@@ -1245,7 +1245,10 @@ impl Endpoint {
         self.stats.fast_retransmits += 1;
         self.recovery = Recovery::Fast { recover: self.snd_max };
         let mss = self.mss as u64;
-        self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_una, self.snd_max);
+        // Inside a timeout's window (SACK only reaches here), the timeout was
+        // this window's reduction: recovery repairs, it does not cut again.
+        let repair_only = self.snd_una <= self.timeout_recover;
+        self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_una, self.snd_max, repair_only);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
         self.retransmit_at(now, self.snd_una, p, out);
