@@ -30,8 +30,33 @@ NS3_VERSION = "3.44"
 NS3_LIBS = ["point-to-point", "internet", "traffic-control", "applications", "network", "core"]
 CXXFLAGS = ["-std=c++20", "-O2", "-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE", "-DNS3_BUILD_PROFILE_RELEASE"]
 
-# Agreement targets: metric -> maximum |relative difference|.
-TARGETS = {"goodput": 0.01, "queue_mean": 0.10, "round_p50": 0.05}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Agreement target: |dcsim - ns3| <= max(rel * |ns3|, slack)."""
+
+    rel: float
+    slack: float = 0.0  # absolute, for counts: with fewer than 25 events one event is over 4 %
+
+    def holds(self, dcsim: float, ns3: float) -> bool:
+        return abs(dcsim - ns3) <= max(self.rel * abs(ns3), self.slack)
+
+    def __str__(self) -> str:
+        return f"±{self.rel * 100:g}%" + (f" or ±{self.slack:g}" if self.slack else "")
+
+
+# Agreement targets, written before the runs they judge (docs/validation-ns3.md
+# says why each is what it is). Metrics without one are information.
+TARGETS = {
+    "goodput": Tolerance(0.01),
+    "queue_mean": Tolerance(0.10),
+    "round_p50": Tolerance(0.05),
+    "round_p99": Tolerance(0.10),
+    "drops": Tolerance(0.20, 5),
+    "timeouts": Tolerance(0.20, 5),
+    "rto_total": Tolerance(0.20, 5),
+}
 
 
 # --------------------------------------------------------------------------- ns-3 build
@@ -123,6 +148,9 @@ class Case:
     kind: str  # dumbbell | incast
     toml: str
     n: int
+    # "aligned": the scenario sets dcsim's knobs to ns-3's behaviour (timestamps off, 1 ns
+    # clock, ...); "defaults": dcsim's packaged defaults against the closest ns-3 configuration.
+    group: str = "aligned"
     cc: str = "newreno"
     k: int = 0  # DCTCP marking threshold (0 = drop-tail)
     buffer: int = 250
@@ -130,25 +158,68 @@ class Case:
     warmup_ms: float = 100
     rounds: int = 100
     min_rto: str = "1ms"
+    dcsim_set: dict[str, Any] = field(default_factory=dict)  # overrides of the scenario file
     ns3_extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Classic ECN with RED (Floyd & Jacobson), the same parameters on both sides.
+RED = {"type": "red", "min_th": "30pkt", "max_th": "90pkt", "max_p": 0.1, "weight": 0.002, "gentle": True,
+       "action": "mark"}
+NS3_RED = {"redMinTh": 30, "redMaxTh": 90, "redMaxP": 0.1, "redWeight": 0.002, "redGentle": "true"}
+DELAYED_ACK = {"enabled": True, "count": 2, "timeout": "40ms"}
+NS3_DELAYED_ACK = {"delAckCount": 2, "delAckTimeout": "40ms"}
 
 
 def cases(quick: bool) -> list[Case]:
     if quick:
         d, w, r = 50, 10, 20
         return [
-            Case("dumbbell-dctcp-8", "dumbbell", "dumbbell-dctcp-8.toml", 8, "dctcp", 65, duration_ms=d, warmup_ms=w),
+            Case("dumbbell-dctcp-8", "dumbbell", "dumbbell-dctcp-8.toml", 8, cc="dctcp", k=65, duration_ms=d, warmup_ms=w),
             Case("dumbbell-reno-8", "dumbbell", "dumbbell-reno-8.toml", 8, duration_ms=d, warmup_ms=w),
             Case("incast-16 (minRTO 1ms)", "incast", "incast-16.toml", 16, buffer=100, rounds=r),
+            Case("defaults: incast-16", "incast", "defaults-incast-16.toml", 16, group="defaults", buffer=100,
+                 rounds=r, min_rto="200ms"),
         ]
     out = []
     for n in (8, 64):
-        out.append(Case(f"dumbbell-dctcp-{n}", "dumbbell", f"dumbbell-dctcp-{n}.toml", n, "dctcp", 65))
+        out.append(Case(f"dumbbell-dctcp-{n}", "dumbbell", f"dumbbell-dctcp-{n}.toml", n, cc="dctcp", k=65))
     for n in (8, 64):
         out.append(Case(f"dumbbell-reno-{n}", "dumbbell", f"dumbbell-reno-{n}.toml", n))
     for n in (16, 64):
         for rto in ("1ms", "10ms"):
             out.append(Case(f"incast-{n} (minRTO {rto})", "incast", f"incast-{n}.toml", n, buffer=100, min_rto=rto))
+    # One mechanism at a time on top of the aligned scenarios.
+    out += [
+        Case("dumbbell-reno-8, delayed ACK", "dumbbell", "dumbbell-reno-8.toml", 8,
+             dcsim_set={"tcp.delayed_ack": DELAYED_ACK}, ns3_extra=NS3_DELAYED_ACK),
+        Case("dumbbell-dctcp-8, delayed ACK", "dumbbell", "dumbbell-dctcp-8.toml", 8, cc="dctcp", k=65,
+             dcsim_set={"tcp.delayed_ack": DELAYED_ACK}, ns3_extra=NS3_DELAYED_ACK),
+        Case("dumbbell-dctcp-8, timestamps", "dumbbell", "dumbbell-dctcp-8.toml", 8, cc="dctcp", k=65,
+             dcsim_set={"tcp.timestamps": True}, ns3_extra={"timestamps": "true"}),
+        Case("incast-16, timestamps", "incast", "incast-16.toml", 16, buffer=100,
+             dcsim_set={"tcp.timestamps": True}, ns3_extra={"timestamps": "true"}),
+        # ns-3's TcpCubic takes beta times cwnd (Linux's bictcp_recalc_ssthresh): ssthresh_basis "cwnd".
+        Case("dumbbell-cubic-8", "dumbbell", "dumbbell-reno-8.toml", 8, cc="cubic",
+             dcsim_set={"tcp.cc": "cubic", "tcp.ssthresh_basis": "cwnd"}),
+        Case("dumbbell-reno-8, ECN with RED", "dumbbell", "dumbbell-reno-8.toml", 8,
+             dcsim_set={"switch.aqm": RED, "tcp.ecn": True}, ns3_extra={"ecn": "true", **NS3_RED}),
+    ]
+    for rto in ("1ms", "10ms"):
+        out.append(Case(f"incast-16 two-hop (minRTO {rto})", "incast", "incast-16-two-hop.toml", 16, buffer=100,
+                        min_rto=rto, ns3_extra={"switches": 2}))
+    # dcsim as shipped.
+    out += [
+        Case("defaults: dumbbell-reno-8", "dumbbell", "defaults-dumbbell-reno-8.toml", 8, group="defaults",
+             min_rto="200ms"),
+        Case("defaults: dumbbell-dctcp-8", "dumbbell", "defaults-dumbbell-dctcp-8.toml", 8, group="defaults",
+             cc="dctcp", k=65, min_rto="200ms"),
+        Case("defaults: dumbbell-dctcp-64", "dumbbell", "defaults-dumbbell-dctcp-64.toml", 64, group="defaults",
+             cc="dctcp", k=65, min_rto="200ms"),
+        Case("defaults: incast-16", "incast", "defaults-incast-16.toml", 16, group="defaults", buffer=100,
+             min_rto="200ms"),
+        Case("defaults: incast-64", "incast", "defaults-incast-64.toml", 64, group="defaults", buffer=100,
+             min_rto="200ms"),
+    ]
     return out
 
 
@@ -162,10 +233,11 @@ def dcsim_dumbbell(c: Case) -> tuple[dict[str, float], float]:
     path = SCEN / c.toml
     dur, warm = c.duration_ms / 1e3, c.warmup_ms / 1e3
     t = time.perf_counter()
-    full = dcsim.run(path, overrides={"run.duration": f"{c.duration_ms}ms"})
+    full = dcsim.run(path, overrides={**c.dcsim_set, "run.duration": f"{c.duration_ms}ms"})
     wall = time.perf_counter() - t
     # Same seed, same events: the warm-up run is an exact prefix of the full run.
-    pre = dcsim.run(path, overrides={"run.duration": f"{c.warmup_ms}ms", "output.queue_sample_interval": "0s"})
+    pre = dcsim.run(path, overrides={**c.dcsim_set, "run.duration": f"{c.warmup_ms}ms",
+                                     "output.queue_sample_interval": "0s"})
     left, right = c.n + 1, c.n + 2  # hosts 0..n (n senders + 1 receiver), then the two switches
     ports = [p for p in full.ports.to_pylist() if p["node"] == left and p["peer"] == right]
     bn = ports[0]["port"]
@@ -190,7 +262,10 @@ def dcsim_incast(c: Case) -> tuple[dict[str, float], float]:
     import dcsim
 
     t = time.perf_counter()
-    r = dcsim.run(SCEN / c.toml, overrides={"tcp.min_rto": c.min_rto, "workload[0].rounds": c.rounds})
+    overrides = {**c.dcsim_set, "workload[0].rounds": c.rounds}
+    if c.group == "aligned":
+        overrides["tcp.min_rto"] = c.min_rto
+    r = dcsim.run(SCEN / c.toml, overrides=overrides)
     wall = time.perf_counter() - t
     rows = r.queries.to_pylist()
     return incast_stats(rows), wall
@@ -215,8 +290,11 @@ def incast_stats(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def ns3_tcp_args(c: Case) -> dict[str, Any]:
-    return {"cc": c.cc, "timestamps": "false", "minRto": c.min_rto, "clockGranularity": "1ns",
-            "recovery": "classic", "initialCwnd": 10, **c.ns3_extra}
+    # Closest to dcsim's defaults: timestamps with a 1 ms clock (ns-3's TSval counts
+    # milliseconds), cwnd = ssthresh on entering recovery as dcsim (ns-3's default is PRR).
+    clock = {"timestamps": "false", "clockGranularity": "1ns"} if c.group == "aligned" else \
+        {"timestamps": "true", "clockGranularity": "1ms"}
+    return {"cc": c.cc, **clock, "minRto": c.min_rto, "recovery": "classic", "initialCwnd": 10, **c.ns3_extra}
 
 
 def ns3_dumbbell(c: Case, exe: Path) -> tuple[dict[str, float], float]:
@@ -280,10 +358,11 @@ def compare(quick: bool, out: Path | None = None, only: list[str] | None = None)
         for key, label, scale in METRICS[c.kind]:
             r = rel(dm[key], nm[key])
             tgt = TARGETS.get(key)
-            status = "info" if tgt is None else ("pass" if r is not None and abs(r) <= tgt else "FAIL")
+            status = "info" if tgt is None else ("pass" if tgt.holds(dm[key], nm[key]) else "FAIL")
             rows.append({"metric": key, "label": label, "dcsim": dm[key], "ns3": nm[key], "scale": scale,
-                         "rel": r, "target": tgt, "status": status})
-        results.append({"case": c.name, "kind": c.kind, "n": c.n, "min_rto": c.min_rto,
+                         "rel": r, "target": None if tgt is None else str(tgt), "status": status})
+        results.append({"case": c.name, "group": c.group, "kind": c.kind, "n": c.n, "min_rto": c.min_rto,
+                        "dcsim_set": c.dcsim_set, "ns3_args": ns3_tcp_args(c),
                         "duration_ms": c.duration_ms if c.kind == "dumbbell" else None,
                         "warmup_ms": c.warmup_ms if c.kind == "dumbbell" else None,
                         "rounds": c.rounds if c.kind == "incast" else None,
@@ -312,7 +391,7 @@ def render(results: list[dict[str, Any]]) -> str:
     for r in results:
         for i, row in enumerate(r["rows"]):
             rd = "n/a" if row["rel"] is None else f"{row['rel'] * 100:+.2f}%"
-            tgt = "–" if row["target"] is None else f"±{row['target'] * 100:g}%"
+            tgt = row["target"] or "–"
             wall = f"{r['wall_dcsim_s']:.2f} / {r['wall_ns3_s']:.2f}" if i == 0 else ""
             name = r["case"] if i == 0 else ""
             lines.append(f"| {name} | {row['label']} | {fmt(row['dcsim'], row['scale'])} | "

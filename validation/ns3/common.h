@@ -36,8 +36,12 @@ using namespace ns3;
 // Settings shared by both programs (set from the command line).
 struct TcpSettings
 {
-    std::string cc = "newreno"; // newreno | dctcp
+    std::string cc = "newreno"; // newreno | dctcp | cubic
+    bool ecn = false;           // classic ECN (RFC 3168) for newreno/cubic; DCTCP always uses ECN
+    bool hystart = false;       // TcpCubic's HyStart (dcsim has none)
     bool timestamps = false;
+    uint32_t delAckCount = 1;   // 1 = no delayed ACK
+    std::string delAckTimeout = "40ms";
     std::string minRto = "1ms";
     std::string clockGranularity = "1ns";
     std::string recovery = "classic"; // classic | prr
@@ -48,7 +52,11 @@ struct TcpSettings
 inline void
 AddTcpArgs(CommandLine& cmd, TcpSettings& t)
 {
-    cmd.AddValue("cc", "newreno or dctcp", t.cc);
+    cmd.AddValue("cc", "newreno, dctcp or cubic", t.cc);
+    cmd.AddValue("ecn", "classic ECN (RFC 3168) with newreno or cubic", t.ecn);
+    cmd.AddValue("hystart", "TcpCubic's HyStart", t.hystart);
+    cmd.AddValue("delAckCount", "segments per delayed ACK (1: none)", t.delAckCount);
+    cmd.AddValue("delAckTimeout", "delayed-ACK timer", t.delAckTimeout);
     cmd.AddValue("timestamps", "RFC 7323 timestamps", t.timestamps);
     cmd.AddValue("minRto", "minimum RTO", t.minRto);
     cmd.AddValue("clockGranularity", "TcpSocketBase::ClockGranularity", t.clockGranularity);
@@ -64,7 +72,8 @@ ApplyTcpDefaults(const TcpSettings& t)
     // MTU 1500: 1460 B payload without timestamps, 1448 B with them (as dcsim).
     uint32_t seg = t.timestamps ? 1448 : 1460;
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(seg));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1)); // no delayed ACK
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(t.delAckCount));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Time(t.delAckTimeout)));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(t.initialCwnd));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(t.rcvBuf));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8 * 1048576));
@@ -97,9 +106,18 @@ ApplyTcpDefaults(const TcpSettings& t)
         Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
         Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(true));
     }
+    else if (t.cc == "cubic")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCubic::GetTypeId()));
+        Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(t.hystart));
+    }
     else
     {
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    }
+    if (t.ecn && t.cc != "dctcp")
+    {
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
     }
     return seg;
 }
@@ -125,21 +143,43 @@ MakeLink(double gbps, const std::string& delay)
     return p2p;
 }
 
-// Switch egress: drop-tail FIFO of `buffer` packets in total (qdisc buffer-1 + device 1),
-// or DCTCP step marking at K packets in total (RED with QW = 1, MinTh = MaxTh = K-1 on
-// the qdisc, Gentle off, ECN marking instead of dropping).
+// Switch egress AQM (set from the command line).  Thresholds count the waiting
+// frames, as dcsim's: the queue disc holds one fewer (the device slot).
+struct SwitchAqm
+{
+    uint32_t k = 0;         // DCTCP step marking at K packets; 0 = off
+    double redMinTh = 0;    // RED (Floyd & Jacobson) when > 0
+    double redMaxTh = 0;
+    double redMaxP = 0.1;
+    double redWeight = 0.002;
+    bool redGentle = true;
+};
+
 inline void
-InstallSwitchQdisc(Ptr<NetDevice> dev, uint32_t buffer, uint32_t k)
+AddAqmArgs(CommandLine& cmd, SwitchAqm& a)
+{
+    cmd.AddValue("k", "DCTCP marking threshold (packets, total); 0 = off", a.k);
+    cmd.AddValue("redMinTh", "RED min_th (packets, total); 0 = no RED", a.redMinTh);
+    cmd.AddValue("redMaxTh", "RED max_th (packets, total)", a.redMaxTh);
+    cmd.AddValue("redMaxP", "RED max_p", a.redMaxP);
+    cmd.AddValue("redWeight", "RED queue weight", a.redWeight);
+    cmd.AddValue("redGentle", "RED gentle mode", a.redGentle);
+}
+
+// Switch egress: drop-tail FIFO of `buffer` packets in total (qdisc buffer-1 + device 1);
+// DCTCP step marking at K packets in total (RED with QW = 1, MinTh = MaxTh = K-1 on the
+// qdisc, Gentle off, ECN marking instead of dropping); or RED marking ECT packets, as
+// dcsim's `{ type = "red", action = "mark" }`: Floyd & Jacobson's p_a = p_b / (1 - count p_b)
+// (Wait off), ECT packets marked in the forced region too (UseHardDrop off), and the idle
+// decay counted in full frames at the link's rate.
+inline void
+InstallSwitchQdisc(Ptr<NetDevice> dev, uint32_t buffer, const SwitchAqm& a, double gbps)
 {
     TrafficControlHelper tch;
     std::string size = std::to_string(buffer - 1) + "p";
-    if (k == 0)
+    if (a.k != 0)
     {
-        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(size));
-    }
-    else
-    {
-        double th = k - 1;
+        double th = a.k - 1;
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", StringValue(size),
                              "QW", DoubleValue(1.0),
@@ -149,6 +189,25 @@ InstallSwitchQdisc(Ptr<NetDevice> dev, uint32_t buffer, uint32_t k)
                              "UseEcn", BooleanValue(true),
                              "UseHardDrop", BooleanValue(false),
                              "MeanPktSize", UintegerValue(1500));
+    }
+    else if (a.redMinTh > 0)
+    {
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", StringValue(size),
+                             "QW", DoubleValue(a.redWeight),
+                             "MinTh", DoubleValue(a.redMinTh - 1),
+                             "MaxTh", DoubleValue(a.redMaxTh - 1),
+                             "LInterm", DoubleValue(1.0 / a.redMaxP),
+                             "Gentle", BooleanValue(a.redGentle),
+                             "Wait", BooleanValue(false),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "LinkBandwidth", DataRateValue(DataRate(ScaledRate(gbps))),
+                             "MeanPktSize", UintegerValue(1502));
+    }
+    else
+    {
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(size));
     }
     tch.Install(dev);
 }

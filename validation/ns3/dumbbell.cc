@@ -92,7 +92,7 @@ main(int argc, char* argv[])
     TcpSettings tcp;
     uint32_t n = 8;
     uint32_t buffer = 250;
-    uint32_t k = 65; // 0 = drop-tail
+    SwitchAqm aqm;
     std::string duration = "50ms";
     std::string warmup = "10ms";
     std::string sample = "10us";
@@ -102,7 +102,7 @@ main(int argc, char* argv[])
     AddTcpArgs(cmd, tcp);
     cmd.AddValue("n", "senders", n);
     cmd.AddValue("buffer", "switch egress buffer (packets, total)", buffer);
-    cmd.AddValue("k", "DCTCP marking threshold (packets, total); 0 = drop-tail", k);
+    AddAqmArgs(cmd, aqm);
     cmd.AddValue("duration", "simulated time", duration);
     cmd.AddValue("warmup", "excluded from measurements", warmup);
     cmd.AddValue("sample", "queue sampling interval", sample);
@@ -124,18 +124,18 @@ main(int argc, char* argv[])
     {
         NetDeviceContainer d = p2p.Install(senders.Get(i), sw.Get(0));
         InstallHostQdisc(d.Get(0));
-        InstallSwitchQdisc(d.Get(1), buffer, k);
+        InstallSwitchQdisc(d.Get(1), buffer, aqm, gbps);
         addr.Assign(d);
         addr.NewNetwork();
     }
     NetDeviceContainer bn = p2p.Install(sw.Get(0), sw.Get(1));
-    InstallSwitchQdisc(bn.Get(0), buffer, k);
-    InstallSwitchQdisc(bn.Get(1), buffer, k);
+    InstallSwitchQdisc(bn.Get(0), buffer, aqm, gbps);
+    InstallSwitchQdisc(bn.Get(1), buffer, aqm, gbps);
     addr.Assign(bn);
     addr.NewNetwork();
     NetDeviceContainer rd = p2p.Install(receiver.Get(0), sw.Get(1));
     InstallHostQdisc(rd.Get(0));
-    InstallSwitchQdisc(rd.Get(1), buffer, k);
+    InstallSwitchQdisc(rd.Get(1), buffer, aqm, gbps);
     Ipv4InterfaceContainer rif = addr.Assign(rd);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 

@@ -120,7 +120,7 @@ struct LinkBuilder
             }
             else
             {
-                InstallSwitchQdisc(d.Get(side), buffer, mark);
+                InstallSwitchQdisc(d.Get(side), buffer, SwitchAqm{.k = mark}, gbps);
             }
         }
         Ipv4InterfaceContainer ifs = addr.Assign(d);

@@ -1,5 +1,7 @@
 // ns-3 side of the incast comparison: one querier and N responders on a star
-// (one switch), every link 10 Gb/s (scaled, see common.h) and 2 us, drop-tail
+// (one switch), or with --switches=2 on a dumbbell (responders on the first
+// switch, the querier on the second, one link between them: dcsim's dumbbell
+// topology), every link 10 Gb/s (scaled, see common.h) and 2 us, drop-tail
 // switch buffers.  Barrier-synchronised query/response over persistent
 // connections, as dcsim's `incast` workload: once every connection is
 // established the querier writes a query on each; each responder answers every
@@ -168,6 +170,7 @@ main(int argc, char* argv[])
     Time::SetResolution(Time::PS);
     TcpSettings tcp;
     uint32_t buffer = 100;
+    uint32_t switches = 1;
     double gbps = 10;
     std::string delay = "2us";
     CommandLine cmd;
@@ -177,25 +180,37 @@ main(int argc, char* argv[])
     cmd.AddValue("querySize", "query bytes", g_querySize);
     cmd.AddValue("responseSize", "response bytes per responder", g_responseSize);
     cmd.AddValue("buffer", "switch egress buffer (packets, total)", buffer);
+    cmd.AddValue("switches", "1: star; 2: responders and querier on two switches", switches);
     cmd.AddValue("gbps", "nominal link rate", gbps);
     cmd.AddValue("delay", "propagation delay per link", delay);
     cmd.Parse(argc, argv);
     ApplyTcpDefaults(tcp);
 
+    NS_ABORT_MSG_IF(switches != 1 && switches != 2, "switches must be 1 or 2");
     NodeContainer hosts, sw;
     hosts.Create(g_n + 1); // host 0 = querier
-    sw.Create(1);
+    sw.Create(switches);
     InternetStackHelper stack;
     stack.InstallAll();
     PointToPointHelper p2p = MakeLink(gbps, delay);
     Ipv4AddressHelper addr("10.0.0.0", "255.255.255.252");
+    SwitchAqm dropTail;
     std::vector<Ipv4Address> ip;
     for (uint32_t i = 0; i <= g_n; i++)
     {
-        NetDeviceContainer d = p2p.Install(hosts.Get(i), sw.Get(0));
+        Ptr<Node> edge = (switches == 2 && i == 0) ? sw.Get(1) : sw.Get(0);
+        NetDeviceContainer d = p2p.Install(hosts.Get(i), edge);
         InstallHostQdisc(d.Get(0));
-        InstallSwitchQdisc(d.Get(1), buffer, 0);
+        InstallSwitchQdisc(d.Get(1), buffer, dropTail, gbps);
         ip.push_back(addr.Assign(d).GetAddress(0));
+        addr.NewNetwork();
+    }
+    if (switches == 2)
+    {
+        NetDeviceContainer d = p2p.Install(sw.Get(0), sw.Get(1));
+        InstallSwitchQdisc(d.Get(0), buffer, dropTail, gbps);
+        InstallSwitchQdisc(d.Get(1), buffer, dropTail, gbps);
+        addr.Assign(d);
         addr.NewNetwork();
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
