@@ -75,3 +75,13 @@ def test_incast_p50_within_5_percent(results: dict[str, dict[str, Any]]) -> None
     assert abs(_rel(r, "round_p50")) <= 0.05
     # The rounds that need no RTO agree even closer.
     assert abs(_rel(r, "round_p50_no_rto")) <= 0.02
+
+
+
+def test_packaged_defaults_dctcp_within_targets(results: dict[str, dict[str, Any]]) -> None:
+    # dcsim as shipped (timestamps, 200 ms min RTO, Linux's DCTCP floor, byte counting)
+    # against the closest ns-3 configuration (docs/validation-ns3.md, "Packaged defaults").
+    r = results["defaults: dumbbell-dctcp-8"]
+    assert r["group"] == "defaults" and r["ns3_args"]["timestamps"] == "true"
+    assert abs(_rel(r, "goodput")) <= 0.01
+    assert abs(_rel(r, "queue_mean")) <= 0.10
