@@ -945,6 +945,21 @@ pub enum RecoveryExit {
     Flightsize,
 }
 
+/// When a backed-off retransmission timer returns to the estimator's RTO.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoBackoffReset {
+    /// On a new RTT sample (RFC 6298 §5, last paragraph: Karn's algorithm
+    /// keeps the backed-off RTO until a segment that was not retransmitted
+    /// is acknowledged; Linux's tcp_ack_update_rtt, where timestamps make
+    /// most ACKs a sample).
+    #[default]
+    RttSample,
+    /// On every ACK of new data, sample or not: ns-3 3.44's
+    /// TcpSocketBase::NewAck recomputes m_rto from the estimator.
+    NewAck,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoFormula {
@@ -1023,6 +1038,9 @@ pub struct TcpCfg {
     /// The window when fast recovery ends.
     #[serde(default)]
     pub recovery_exit: RecoveryExit,
+    /// When a backed-off RTO returns to the estimator's value.
+    #[serde(default)]
+    pub rto_backoff_reset: RtoBackoffReset,
     #[serde(default)]
     pub delayed_ack: DelayedAck,
     #[serde(default)]

@@ -29,7 +29,7 @@ pub mod cc;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CaCounting, CongestionControl, RecoveryExit, Scenario, SsthreshBasis};
+use crate::config::{CaCounting, CongestionControl, RecoveryExit, RtoBackoffReset, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use dcsim_engine::{Dur, SimTime};
@@ -52,6 +52,7 @@ pub struct TcpParams {
     pub ssthresh_basis: SsthreshBasis,
     pub ca_counting: CaCounting,
     pub recovery_exit: RecoveryExit,
+    pub rto_backoff_reset: RtoBackoffReset,
     pub delack: bool,
     pub delack_count: u32,
     pub delack_timeout: Dur,
@@ -100,6 +101,7 @@ impl TcpParams {
             ssthresh_basis: t.ssthresh_basis,
             ca_counting: t.ca_counting,
             recovery_exit: t.recovery_exit,
+            rto_backoff_reset: t.rto_backoff_reset,
             delack: t.delayed_ack.enabled,
             delack_count: if t.delayed_ack.enabled { t.delayed_ack.count } else { 1 },
             delack_timeout: t.delayed_ack.timeout.0,
@@ -1074,6 +1076,9 @@ impl Endpoint {
                     self.timed = None;
                 }
             }
+            if p.rto_backoff_reset == RtoBackoffReset::NewAck {
+                self.rtt.backoff = 0;
+            }
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
@@ -1127,8 +1132,8 @@ impl Endpoint {
                     // Without SACK, a duplicate ACK of a go-back-N resend cannot be told from
                     // one of new data (RFC 6582 §4.1). With SACK it can (it SACKs nothing
                     // new), and SACK recovery is how the scoreboard repairs what the
-                    // timeout's go-back-N loses again (Linux and ns-3 do that in their
-                    // Loss state), so RFC 6675 §5.1's RecoveryPoint is not applied.
+                    // timeout's go-back-N loses again (Linux does that in its Loss
+                    // state), so RFC 6675 §5.1's RecoveryPoint is not applied.
                     let after_timeout = self.sack_ok || self.snd_una > self.timeout_recover;
                     if after_timeout && (self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p))) {
                         self.enter_recovery(now, p, out);
@@ -1993,6 +1998,25 @@ mod tests {
         assert_eq!(out.packets[0].seq, segs[0].seq);
         assert!(out.packets[0].is_retx);
         assert_eq!(pair.ep[0].rtt.backoff, 1);
+    }
+
+    #[test]
+    fn backed_off_rto_returns_on_an_rtt_sample_or_with_ns3_on_any_new_ack() {
+        // The ACK of a retransmitted segment is no RTT sample (Karn): RFC 6298
+        // keeps the doubled RTO; ns-3's NewAck recomputes it on any new ACK.
+        for (reset, backoff) in [("rtt_sample", 1), ("new_ack", 0)] {
+            let mut pair = Pair::connected(params(&format!(
+                "min_rto = \"1ms\"\ntimestamps = false\nrto_backoff_reset = \"{reset}\"")));
+            let segs = data(&mut pair, 4);
+            fire_rto(&mut pair);
+            assert_eq!(pair.ep[0].rtt.backoff, 1, "{reset}");
+            let rto = pair.ep[0].rtt.rto(&pair.p.rtt);
+            deliver_ack_last(&mut pair, &segs[..1]);
+            assert_eq!(pair.ep[0].rtt.backoff, backoff, "{reset}");
+            let deadline = pair.ep[0].rto_timer.deadline.expect("data still outstanding");
+            let expected = if backoff == 0 { Dur(rto.ps() / 2) } else { rto };
+            assert_eq!(deadline, pair.now + expected, "{reset}");
+        }
     }
 
     /// F-RTO after a spurious timeout: four segments are held up (not
