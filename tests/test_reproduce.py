@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -26,19 +27,23 @@ def test_a_metric_names_its_unit():
 def test_list_and_quick_reproduction(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "--list"], capture_output=True, text=True)
     assert p.returncode == 0 and "clues-rtt" in p.stdout and "Fig. 21" in p.stdout
-    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "clues-rtt", "--quick", "--out", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "clues-rtt", "--quick", "--seeds", "3", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     out = tmp_path / "clues-rtt"
     with (out / "comparison.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source"]
+    assert list(rows[0]) == ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source",
+                             "seeds", "dcsim_lo", "dcsim_hi", "verdict"]
+    # clues-rtt takes no random input: the second seed repeats the first, and one run is exact.
+    assert all(r["seeds"] == "1" and r["dcsim_lo"] == r["dcsim"] == r["dcsim_hi"] for r in rows)
+    assert "one run (deterministic: a second seed repeated the first)" in p.stdout
     assert all(r["source"] for r in rows), "every row names the paper's figure, table or text it comes from"
     # The quick version runs 10 Gb/s only: the single RTO case's two
     # completion times, two RTO intervals (1 ms clock, ARREAR) and three
     # claims; the double case's claim and the two on the saving per RTO.
     assert len(rows) == 10
-    assert all(r["holds"] == "True" for r in rows), rows
+    assert all(r["holds"] == "True" and r["verdict"] == "holds" for r in rows), rows
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 1
     assert "10 of 10" in page and "Quick version" in page and "Fig. 21" in page
@@ -48,3 +53,55 @@ def test_list_and_quick_reproduction(tmp_path):
     assert (out / "figures" / "clues-rtt.png").stat().st_size > 1000
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "nope"], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown experiment 'nope'" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "clues-rtt", "--seeds", "0"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--seeds: '0': expected a whole number of seeds from 1 to 100" in p.stderr
+
+
+def test_seeds_give_intervals_on_an_experiment_with_random_input(tmp_path):
+    # hscc-leafspine-websearch draws its flows from the seed: three seeds give
+    # three different runs, and every row carries an interval around its mean.
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", "hscc-leafspine-websearch", "--quick", "--seeds", "3",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    with (tmp_path / "hscc-leafspine-websearch" / "comparison.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["seeds"] == "3" for r in rows)
+    assert all(float(r["dcsim_lo"]) < float(r["dcsim"]) < float(r["dcsim_hi"]) for r in rows)
+    assert all((r["holds"] == "True") == (r["verdict"] == "holds") for r in rows)
+    assert "over 3 seeds" not in p.stdout and ", 3 seeds;" in p.stdout
+    measured = json.loads((tmp_path / "hscc-leafspine-websearch" / "measurements.json").read_text())
+    assert {r["seed"] for r in measured} == {1, 2, 3}
+
+
+def test_interval_and_verdict_over_seeds():
+    from dcsim.reproduce import compare, interval, verdict
+
+    # Seeds that agree give a point; otherwise a Student-t interval of the mean
+    # (t(0.975, 2) = 4.303 for three seeds).
+    assert interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    mean, lo, hi = interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and abs(hi - 2.0 - 4.3027 / 3 ** 0.5) < 1e-3 and abs((2.0 - lo) - (hi - 2.0)) < 1e-12
+    # Ratios on a log scale: a ratio and its inverse get mirrored intervals.
+    m, lo, hi = interval([0.5, 1.0, 2.0], log=True)
+    assert abs(m - 1.0) < 1e-12 and abs(lo * hi - 1.0) < 1e-9
+    assert verdict(0.9, 1.1, 0.8, 1.2) == "holds"
+    assert verdict(1.3, 1.4, 0.8, 1.2) == "misses" and verdict(0.5, 0.7, 0.8, None) == "misses"
+    assert verdict(1.1, 1.3, 0.8, 1.2) == "inconclusive", "an interval across the tolerance edge is never a hold"
+
+    spec = {"reference": [{"metric": "x_us", "condition": {"k": 1}, "paper": 100.0, "tolerance": 0.1}],
+            "claim": [{"metric": "x_us", "left": {"k": 1}, "right": {"k": 2}, "below": 1.0, "text": "1 beats 2"}]}
+
+    def seeds(*pairs):
+        return [[{"metric": "x_us", "k": 1, "value": a}, {"metric": "x_us", "k": 2, "value": b}] for a, b in pairs]
+
+    ref, claim = compare("t", spec, seeds((98, 120), (101, 125), (100, 118)))
+    assert ref["verdict"] == "holds" and ref["holds"] and ref["seeds"] == 3 and ref["dcsim_lo"] < 99.67 < ref["dcsim_hi"]
+    assert claim["verdict"] == "holds", "paired: 1 is below 2 in every seed"
+    ref, claim = compare("t", spec, seeds((80, 70), (120, 130), (100, 95)))
+    assert ref["verdict"] == "inconclusive" and not ref["holds"]
+    assert claim["verdict"] == "inconclusive"
+    ref, claim = compare("t", spec, seeds((150, 100), (151, 100), (149, 100)))
+    assert ref["verdict"] == claim["verdict"] == "misses"
+    # A seed without the measurement cannot hold.
+    ref, _ = compare("t", spec, [seeds((100, 120))[0], [{"metric": "x_us", "k": 1, "value": None}, {"metric": "x_us", "k": 2, "value": 1}]])
+    assert ref["verdict"] == "misses"

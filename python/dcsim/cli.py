@@ -130,12 +130,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main(Path(args.out_dir))
 
 
+def _seed_count(text: str) -> int:
+    """--seeds: a whole number from 1 to 100."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of seeds from 1 to 100")
+    return n
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import main as reproduce_main
 
     if args.name and not args.list:
         _check_writable(args.out)
-    return reproduce_main(args.name, Path(args.out), args.quick, args.list)
+    return reproduce_main(args.name, Path(args.out), args.quick, args.list, args.seeds)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -243,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the experiments")
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
+    p.add_argument("--seeds", type=_seed_count, metavar="N",
+                   help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: 1)")
     p.set_defaults(func=cmd_reproduce)
 
     p = command("sweep", help="run a parameter sweep (resumable)")

@@ -1,11 +1,19 @@
 """`dcsim reproduce`: run a seed paper's experiment and compare with the
 paper. Writes OUT/NAME/comparison.csv (experiment, metric, condition, paper,
-dcsim, ratio, tolerance, holds, note, source), OUT/NAME/measurements.json,
-OUT/NAME/figures/ and OUT/NAME/report.html. A row is a reference number
-(within a relative tolerance of the paper's), a claim (a ratio of two
-conditions below a bound) or a bound (a value within absolute limits); its
-source is the paper's figure, table or text it comes from. Misses stay
-visible: a row that does not hold says so.
+dcsim, ratio, tolerance, holds, note, source, seeds, dcsim_lo, dcsim_hi,
+verdict), OUT/NAME/measurements.json, OUT/NAME/figures/ and
+OUT/NAME/report.html. A row is a reference number (within a relative
+tolerance of the paper's), a claim (a ratio of two conditions below a bound)
+or a bound (a value within absolute limits); its source is the paper's
+figure, table or text it comes from.
+
+Every experiment runs on several seeds (replicas). A row's dcsim value is the
+mean over seeds, with a 95 % Student-t interval of that mean; its verdict is
+`holds` when the whole interval meets the row's test, `misses` when the whole
+interval fails it, and `inconclusive` otherwise. A claim is judged on the
+paired ratio: both conditions of one seed, then the interval over seeds. An
+experiment whose second seed repeats its first exactly takes no random input
+and runs once (seeds = 1, a point interval).
 
 Metric names end in their unit (`_us`, `_ms`, `_gbps`, `_pkts`, ...), which
 the report and the terminal print beside every value."""
@@ -16,6 +24,8 @@ import csv
 import datetime
 import io
 import json
+import math
+import statistics
 import sys
 import tomllib
 from pathlib import Path
@@ -25,7 +35,12 @@ from . import units
 from .experiments import ROOT, RUNNERS
 from .results import write_file_atomic
 
-FIELDS = ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source"]
+FIELDS = ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source",
+          "seeds", "dcsim_lo", "dcsim_hi", "verdict"]
+# Replicas per experiment unless --seeds says otherwise. One for now: the
+# quick versions are too short for three seeds to agree on most rows (issue 27
+# redesigns their scale), and the full set at 5 seeds is a multi-hour run.
+DEFAULT_SEEDS = {False: 1, True: 1}  # by quick
 
 # A metric's last word names its unit; ratios, fractions, counts have none.
 METRIC_UNITS = {"s": "s", "ms": "ms", "us": "µs", "ns": "ns", "gbps": "Gb/s", "mbps": "Mb/s", "pkts": "packets",
@@ -88,53 +103,115 @@ def _find(rows: list[dict[str, Any]], metric: str, condition: dict[str, Any]) ->
     return None
 
 
-def compare(name: str, spec: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def interval(values: list[float], log: bool = False) -> tuple[float, float, float]:
+    """The mean over seeds and a 95 % Student-t interval of it; with `log`
+    (ratios), of the mean logarithm, returned as the geometric mean and its
+    interval, so that a ratio and its inverse get mirrored intervals. Seeds
+    that give the same value give a point."""
+    from scipy import stats
+
+    if log and min(values) > 0:
+        mean, lo, hi = interval([math.log(v) for v in values])
+        return math.exp(mean), math.exp(lo), math.exp(hi)
+    mean = statistics.fmean(values)
+    if len(values) < 2 or min(values) == max(values):
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def verdict(lo: float, hi: float, low: float | None, high: float | None) -> str:
+    """Whether the interval [lo, hi] lies inside [low, high] (holds), wholly
+    outside it (misses), or across one of its edges (inconclusive)."""
+    low = -math.inf if low is None else low
+    high = math.inf if high is None else high
+    if low <= lo and hi <= high:
+        return "holds"
+    if hi < low or lo > high:
+        return "misses"
+    return "inconclusive"
+
+
+def _row(name: str, kind: dict[str, Any], metric: str, condition: dict[str, Any], values: list[float | None],
+         test: tuple[float | None, float | None], paper: float | None, tolerance: Any, note: str, source: str) -> dict[str, Any]:
+    """One comparison row from its per-seed values and its test [low, high]."""
+    seen = [v for v in values if v is not None]
+    if len(seen) < len(values) or not seen:  # a seed without the measurement
+        mean, lo, hi, judged = (statistics.fmean(seen) if seen else None), None, None, "misses"
+    else:
+        mean, lo, hi = interval(seen, log=bool(kind.get("claim")))
+        judged = verdict(lo, hi, *test)
+    ratio = mean / paper if mean is not None and paper else (mean if kind.get("claim") else None)
+    return {"experiment": name, "metric": metric, "condition": json.dumps(condition), "paper": paper, "dcsim": mean,
+            "ratio": ratio, "tolerance": tolerance, "holds": judged == "holds", "note": note, "source": source,
+            "seeds": len(values), "dcsim_lo": lo, "dcsim_hi": hi, "verdict": judged}
+
+
+def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Comparison rows from the measurements of every seed (replicas[i]: seed i's rows)."""
     out = []
     default_source = spec.get("source", "")
+    first = replicas[0]
 
     def ran(condition: dict[str, Any]) -> bool:
         """Whether any measurement was taken under this condition (the quick
         version runs only some of them)."""
-        return any(all(r.get(k) == v for k, v in condition.items()) for r in rows)
+        return any(all(r.get(k) == v for k, v in condition.items()) for r in first)
 
     for ref in spec.get("reference", []):
         if not ran(ref["condition"]):
             continue  # not part of the --quick version
-        v = _find(rows, ref["metric"], ref["condition"])
-        ratio = v / ref["paper"] if v is not None else None
-        holds = ratio is not None and abs(ratio - 1) <= ref["tolerance"]
-        out.append({"experiment": name, "metric": ref["metric"], "condition": json.dumps(ref["condition"]), "paper": ref["paper"],
-                    "dcsim": v, "ratio": ratio, "tolerance": ref["tolerance"], "holds": holds, "note": ref.get("note", ""),
-                    "source": ref.get("source", default_source)})
+        values = [_find(rows, ref["metric"], ref["condition"]) for rows in replicas]
+        paper, tol = ref["paper"], ref["tolerance"]
+        test = sorted((paper * (1 - tol), paper * (1 + tol)))
+        out.append(_row(name, {}, ref["metric"], ref["condition"], values, (test[0], test[1]), paper, tol,
+                        ref.get("note", ""), ref.get("source", default_source)))
     for claim in spec.get("claim", []):
         if not (ran(claim["left"]) and ran(claim["right"])):
             continue
-        left = _find(rows, claim.get("metric", "completion_us"), claim["left"])
-        right = _find(rows, claim.get("metric", "completion_us"), claim["right"])
-        ratio = left / right if left is not None and right else None
-        holds = ratio is not None and ratio < claim["below"]
-        out.append({"experiment": name, "metric": "claim", "condition": json.dumps({"left": claim["left"], "right": claim["right"]}),
-                    "paper": None, "dcsim": ratio, "ratio": ratio, "tolerance": f"< {claim['below']}", "holds": holds, "note": claim["text"],
-                    "source": claim.get("source", default_source)})
+        metric = claim.get("metric", "completion_us")
+        # Paired: both conditions of the same seed, then the interval over seeds.
+        values = []
+        for rows in replicas:
+            left, right = _find(rows, metric, claim["left"]), _find(rows, metric, claim["right"])
+            values.append(left / right if left is not None and right else None)
+        below = claim["below"]
+        # A ratio at the bound misses, as before: the claim is "below".
+        test = (None, math.nextafter(below, -math.inf))
+        out.append(_row(name, {"claim": True}, "claim", {"left": claim["left"], "right": claim["right"]}, values, test,
+                        None, f"< {below}", claim["text"], claim.get("source", default_source)))
     for bound in spec.get("bound", []):
         if not ran(bound["condition"]):
             continue
-        v = _find(rows, bound["metric"], bound["condition"])
+        values = [_find(rows, bound["metric"], bound["condition"]) for rows in replicas]
         lo, hi = bound.get("at_least"), bound.get("at_most")
-        holds = v is not None and (lo is None or v >= lo) and (hi is None or v <= hi)
         limits = " and ".join(t for t in (lo is not None and f">= {lo}", hi is not None and f"<= {hi}") if t)
-        out.append({"experiment": name, "metric": bound["metric"], "condition": json.dumps(bound["condition"]), "paper": bound.get("paper"),
-                    "dcsim": v, "ratio": None, "tolerance": limits, "holds": holds, "note": bound["text"],
-                    "source": bound.get("source", default_source)})
+        row = _row(name, {}, bound["metric"], bound["condition"], values, (lo, hi), None, limits, bound["text"],
+                   bound.get("source", default_source))
+        row["paper"] = bound.get("paper")
+        out.append(row)
     return out
 
 
-def run(name: str, out: Path, quick: bool) -> list[dict[str, Any]]:
+def run(name: str, out: Path, quick: bool, seeds: int | None = None) -> list[dict[str, Any]]:
+    """Run the experiment on `seeds` replicas (default: 5, or 3 in quick mode),
+    compare with the paper and write the outputs."""
     folder = ROOT / name
     spec = tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8"))
     runner, figure = RUNNERS[name]
-    rows = runner(spec, folder, quick)
-    comparison = compare(name, spec, rows)
+    n = seeds or DEFAULT_SEEDS[quick]
+    replicas = []
+    for replica in range(n):
+        print(f"  seed {replica + 1}/{n}", file=sys.stderr, flush=True)
+        replicas.append(runner(spec | {"replica": replica}, folder, quick))
+        if replica == 1 and replicas[1] == replicas[0]:
+            # The seed enters nothing the experiment measures (no random input):
+            # more seeds would repeat the same run, and one run is exact.
+            print("  the second seed repeats the first exactly: the experiment is deterministic", file=sys.stderr)
+            replicas.pop()
+            break
+    comparison = compare(name, spec, replicas)
+    rows = [{"seed": replica + 1} | r for replica, rs in enumerate(replicas) for r in rs]
     dest = out / name
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=FIELDS)
@@ -144,8 +221,9 @@ def run(name: str, out: Path, quick: bool) -> list[dict[str, Any]]:
     _write_text(dest / "measurements.json", json.dumps(rows, indent=2) + "\n")
     from .plot import save
 
-    fig_path = save(figure(rows, spec), dest / "figures" / f"{name}.png")
-    _write_text(dest / "report.html", report_page(spec, comparison, rows, fig_path, quick))
+    # The figure shows the first seed's run, as a paper's figure shows one run.
+    fig_path = save(figure(replicas[0], spec), dest / "figures" / f"{name}.png")
+    _write_text(dest / "report.html", report_page(spec, comparison, rows, fig_path, quick, len(replicas), n))
     return comparison
 
 
@@ -162,11 +240,23 @@ def _tolerance(row: dict[str, Any]) -> str:
     return f"± {units.percent(tol, 3)}" if isinstance(tol, (int, float)) else str(tol)
 
 
-def _verdict(row: dict[str, Any]) -> str:
-    return "holds" if row["holds"] else "misses"
+def _interval_text(row: dict[str, Any]) -> str:
+    """The 95 % interval over seeds, in the row's unit ("–" without one)."""
+    if row["dcsim_lo"] is None:
+        return units.MISSING
+    value = metric_formatter(row["metric"] if row["metric"] != "claim" else "ratio")
+    return f"{value(row['dcsim_lo'])} to {value(row['dcsim_hi'])}"
 
 
-def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: list[dict[str, Any]], fig: Path, quick: bool) -> str:
+def _runs(seeds: int, requested: int) -> str:
+    """How many runs decided the verdicts, in words."""
+    if seeds > 1:
+        return f"{seeds} seeds"
+    return "one run (deterministic: a second seed repeated the first)" if requested > 1 else "one seed"
+
+
+def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: list[dict[str, Any]], fig: Path, quick: bool,
+                seeds: int, requested: int) -> str:
     """The reproduction's report: a summary, dcsim's figure beside the
     paper's numbers grouped by the figure or table they come from, every
     comparison row and every measurement."""
@@ -176,15 +266,17 @@ def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: li
 
     def comparison_rows(subset: list[dict[str, Any]], full: bool) -> dict[str, Any]:
         """Every column (full), or what fits beside the figure."""
-        headings = ["source", "what", "paper", "dcsim", "ratio", "tolerance", "verdict", "note"] if full else ["what", "paper", "dcsim", "tolerance", "verdict"]
+        headings = (["source", "what", "paper", "dcsim", "interval", "ratio", "tolerance", "verdict", "note"] if full
+                    else ["what", "paper", "dcsim", "interval", "tolerance", "verdict"])
         table_rows = []
         for r in subset:
             value = metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")
             every = {"source": cell(r["source"]), "what": cell(_what(r)), "paper": cell(value(r["paper"]), r["paper"], True),
-                     "dcsim": cell(value(r["dcsim"]), r["dcsim"], True), "ratio": cell(units.ratio(r["ratio"]), r["ratio"], True),
-                     "tolerance": cell(_tolerance(r)), "verdict": {"text": _verdict(r), "v": None, "css": "verdict"},
+                     "dcsim": cell(value(r["dcsim"]), r["dcsim"], True), "interval": cell(_interval_text(r), r["dcsim_lo"], True),
+                     "ratio": cell(units.ratio(r["ratio"]), r["ratio"], True),
+                     "tolerance": cell(_tolerance(r)), "verdict": {"text": r["verdict"], "v": None, "css": "verdict"},
                      "note": cell(r["note"] if r["metric"] != "claim" else "")}
-            table_rows.append({"css": _verdict(r), "cells": [every[h] for h in headings]})
+            table_rows.append({"css": r["verdict"], "cells": [every[h] for h in headings]})
         return {"headings": headings, "rows": table_rows, "note": ""}
 
     sources = list(dict.fromkeys(r["source"] for r in comparison))
@@ -194,19 +286,21 @@ def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: li
         {"css": "", "cells": [cell(r["metric"]), *(cell(_parameter(k, r.get(k))) for k in keys),
                               cell(metric_formatter(r["metric"])(r["value"]), r["value"], True)]} for r in rows]}
     misses = [{"source": r["source"], "what": _what(r), "paper": metric_formatter(r["metric"])(r["paper"]),
-               "dcsim": metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")(r["dcsim"]), "tolerance": _tolerance(r)}
-              for r in comparison if not r["holds"]]
+               "dcsim": metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")(r["dcsim"]),
+               "interval": _interval_text(r), "tolerance": _tolerance(r), "verdict": r["verdict"]}
+              for r in comparison if r["verdict"] != "holds"]
     figure = {"caption": f"dcsim: {spec['title']}", "png": base64.b64encode(fig.read_bytes()).decode(), "missing": None}
     return render(
         "reproduction.html.j2",
         title=spec["title"], paper=spec["paper"], source=spec.get("source", "the paper"), description=spec.get("description", ""),
-        mode="Quick version (reduced scale, as CI runs it)" if quick else "Full version",
-        date=datetime.date.today().isoformat(), held=sum(1 for r in comparison if r["holds"]), total=len(comparison), misses=misses,
+        mode=("Quick version (reduced scale, as CI runs it)" if quick else "Full version") + f", {_runs(seeds, requested)}",
+        date=datetime.date.today().isoformat(), held=sum(1 for r in comparison if r["holds"]), total=len(comparison),
+        inconclusive=sum(1 for r in comparison if r["verdict"] == "inconclusive"), misses=misses,
         figures=[figure], groups=groups, comparison=comparison_rows(comparison, full=True), measurements=measurements,
     )
 
 
-def main(name: str | None, out: Path, quick: bool, list_only: bool) -> int:
+def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int | None = None) -> int:
     names = available()
     if list_only or name is None:
         width = max(map(len, names))
@@ -217,13 +311,17 @@ def main(name: str | None, out: Path, quick: bool, list_only: bool) -> int:
     if name not in names:
         print(f"dcsim: error: unknown experiment {name!r}: expected one of {', '.join(names)}", file=sys.stderr)
         return 2
-    comparison = run(name, out, quick)
-    held = sum(1 for r in comparison if r["holds"])
+    comparison = run(name, out, quick, seeds)
+    marks = {"holds": "ok  ", "misses": "MISS", "inconclusive": "??  "}
     for r in comparison:
-        mark = "ok  " if r["holds"] else "MISS"
         value = metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")
         paper = f"paper {value(r['paper'])}, " if r["paper"] is not None else ""
         source = f"[{r['source']}] " if r["source"] else ""
-        print(f"{mark} {source}{_what(r)}: {paper}dcsim {value(r['dcsim'])} ({_tolerance(r)})")
-    print(f"{held}/{len(comparison)} rows hold; {out / name}/report.html")
+        spread = f" [{_interval_text(r)}]" if r["dcsim_lo"] is not None and r["dcsim_lo"] != r["dcsim_hi"] else ""
+        print(f"{marks[r['verdict']]} {source}{_what(r)}: {paper}dcsim {value(r['dcsim'])}{spread} ({_tolerance(r)})")
+    held = sum(1 for r in comparison if r["holds"])
+    unsure = sum(1 for r in comparison if r["verdict"] == "inconclusive")
+    requested = seeds or DEFAULT_SEEDS[quick]
+    used = comparison[0]["seeds"] if comparison else requested
+    print(f"{held}/{len(comparison)} rows hold, {unsure} inconclusive, {_runs(used, requested)}; {out / name}/report.html")
     return 0

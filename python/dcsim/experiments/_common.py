@@ -1,7 +1,7 @@
 """What every reproduction runner shares: running a list of jobs in a
 process pool (one worker per core; rows come back in submission order, so
-the output does not depend on the number of workers), and reading a run's
-ports, queue samples and percentiles."""
+the output does not depend on the number of workers), each replica's seed,
+and reading a run's ports, queue samples and percentiles."""
 
 from __future__ import annotations
 
@@ -31,12 +31,25 @@ def _run_jobs(jobs: list[Job], measure: Callable[[Any, dict[str, Any], dict[str,
     return rows
 
 
+def replica_seed(spec: dict[str, Any], base: int) -> int:
+    """A seed for this replica (`spec["replica"]`, set by `dcsim reproduce`):
+    `base` itself for the first, so that one seed reproduces the files as
+    written, then values far from any seed a file uses."""
+    replica = spec.get("replica", 0)
+    return base if replica == 0 else base + 1_000_003 * replica
+
+
+def seeded(overrides: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """`overrides` plus this replica's master seed (none for the first)."""
+    return overrides if spec.get("replica", 0) == 0 else overrides | {"run.seed": replica_seed(spec, 0)}
+
+
 def _one(job: Job, measure: Callable[..., Rows], spec: dict[str, Any]) -> Rows:
     import dcsim
 
     condition, scenario, preset, overrides = job
     try:
-        result = dcsim.run(scenario, preset=preset, overrides=overrides)
+        result = dcsim.run(scenario, preset=preset, overrides=seeded(overrides, spec))
     except dcsim.ScenarioError as e:
         # Re-raised as a plain error: the extension's exception does not cross processes.
         raise ValueError(f"{condition}: {e}") from None

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _finish, _run_jobs
+from ._common import Job, Rows, _finish, _run_jobs, replica_seed, seeded
 
 
 def _rto_case_cells(scenario: Path, base: dict[str, Any], lossless: float, tiers: list[int]) -> dict[int, int]:
@@ -41,7 +41,7 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
     cases = {"single": 1, "double": 2}
     rows = []
     for rate in spec["quick_rates" if quick else "rates"]:
-        base = {"topology.link_rate": rate}
+        base = seeded({"topology.link_rate": rate}, spec)
         lossless = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": 100_000}).queries["completion_time"].to_pylist()[0]
         rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "clock": None, "value": lossless * 1e6, "cells": None})
         cells = _rto_case_cells(scenario, base, lossless, list(cases.values()))
@@ -281,6 +281,8 @@ def _run_sweep(spec: dict[str, Any], folder: Path, quick: bool, arrear_runs: lis
         points = points[:: spec["quick_stride"]]
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     base["output"] = {"queue_sample_interval": "0s"}
+    run = base.setdefault("run", {})
+    run["seed"] = replica_seed(spec, run.get("seed", 1))
     tasks = [(rate, a, points[i:i + spec["chunk"]]) for rate in spec["rates"] for a in arrear_runs for i in range(0, len(points), spec["chunk"])]
     t0, done, results = time.time(), 0, []
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ._common import Job, Rows, _finish, _mean, _pct, _port_towards, _run_jobs
+from ._common import Job, Rows, _finish, _mean, _pct, _port_towards, _run_jobs, replica_seed
 
 # ---- ecnsharp-dwrr: Fig. 20 ------------------------------------------------------------------
 
@@ -16,7 +16,7 @@ from ._common import Job, Rows, _finish, _mean, _pct, _port_towards, _run_jobs
 def _short_flows(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The mq example's short flows, drawn once from the experiment's own seed
     (the same list for every scheme)."""
-    rng = random.Random(spec["short_seed"])
+    rng = random.Random(replica_seed(spec, spec["short_seed"]))
     flows = []
     for _ in range(spec["short_flows"]):
         flows.append({"src": rng.choice(spec["short_senders"]), "dst": spec["receiver"], "size": f"{spec['short_bytes']}B",
@@ -106,7 +106,7 @@ def _queue_track(spec: dict[str, Any], folder: Path, senders: int, end_time: flo
     background = base["workload"][0]
     background.update({"target": senders, "hosts": f"0..{senders + 1}", "stop": f"{end_time}s"})
     base["run"]["duration"] = f"{end_time + 0.5}s"
-    rng = random.Random(spec["flow_seed"])
+    rng = random.Random(replica_seed(spec, spec["flow_seed"]))
     flows = [{"src": i, "dst": senders, "size": f"{round(spec['flow_min_bytes'] + (spec['flow_max_bytes'] - spec['flow_min_bytes']) * rng.random())}B",
               "start": f"{round(t * 1e9)}ns"} for t in _burst_times(end_time) for i in range(senders)]
     base["workload"] = [background, {"type": "flows", "flows": flows}]
