@@ -132,16 +132,16 @@ def verdict(lo: float, hi: float, low: float | None, high: float | None) -> str:
     return "inconclusive"
 
 
-def _row(name: str, kind: dict[str, Any], metric: str, condition: dict[str, Any], values: list[float | None],
+def _row(name: str, claim: bool, metric: str, condition: dict[str, Any], values: list[float | None],
          test: tuple[float | None, float | None], paper: float | None, tolerance: Any, note: str, source: str) -> dict[str, Any]:
     """One comparison row from its per-seed values and its test [low, high]."""
     seen = [v for v in values if v is not None]
     if len(seen) < len(values) or not seen:  # a seed without the measurement
         mean, lo, hi, judged = (statistics.fmean(seen) if seen else None), None, None, "misses"
     else:
-        mean, lo, hi = interval(seen, log=bool(kind.get("claim")))
+        mean, lo, hi = interval(seen, log=claim)
         judged = verdict(lo, hi, *test)
-    ratio = mean / paper if mean is not None and paper else (mean if kind.get("claim") else None)
+    ratio = mean if claim else (mean / paper if mean is not None and paper else None)
     return {"experiment": name, "metric": metric, "condition": json.dumps(condition), "paper": paper, "dcsim": mean,
             "ratio": ratio, "tolerance": tolerance, "holds": judged == "holds", "note": note, "source": source,
             "seeds": len(values), "dcsim_lo": lo, "dcsim_hi": hi, "verdict": judged}
@@ -163,8 +163,8 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
             continue  # not part of the --quick version
         values = [_find(rows, ref["metric"], ref["condition"]) for rows in replicas]
         paper, tol = ref["paper"], ref["tolerance"]
-        test = sorted((paper * (1 - tol), paper * (1 + tol)))
-        out.append(_row(name, {}, ref["metric"], ref["condition"], values, (test[0], test[1]), paper, tol,
+        low, high = sorted((paper * (1 - tol), paper * (1 + tol)))
+        out.append(_row(name, False, ref["metric"], ref["condition"], values, (low, high), paper, tol,
                         ref.get("note", ""), ref.get("source", default_source)))
     for claim in spec.get("claim", []):
         if not (ran(claim["left"]) and ran(claim["right"])):
@@ -178,7 +178,7 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
         below = claim["below"]
         # A ratio at the bound misses, as before: the claim is "below".
         test = (None, math.nextafter(below, -math.inf))
-        out.append(_row(name, {"claim": True}, "claim", {"left": claim["left"], "right": claim["right"]}, values, test,
+        out.append(_row(name, True, "claim", {"left": claim["left"], "right": claim["right"]}, values, test,
                         None, f"< {below}", claim["text"], claim.get("source", default_source)))
     for bound in spec.get("bound", []):
         if not ran(bound["condition"]):
@@ -186,7 +186,7 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
         values = [_find(rows, bound["metric"], bound["condition"]) for rows in replicas]
         lo, hi = bound.get("at_least"), bound.get("at_most")
         limits = " and ".join(t for t in (lo is not None and f">= {lo}", hi is not None and f"<= {hi}") if t)
-        row = _row(name, {}, bound["metric"], bound["condition"], values, (lo, hi), None, limits, bound["text"],
+        row = _row(name, False, bound["metric"], bound["condition"], values, (lo, hi), None, limits, bound["text"],
                    bound.get("source", default_source))
         row["paper"] = bound.get("paper")
         out.append(row)
