@@ -105,3 +105,29 @@ def test_interval_and_verdict_over_seeds():
     # A seed without the measurement cannot hold.
     ref, _ = compare("t", spec, [seeds((100, 120))[0], [{"metric": "x_us", "k": 1, "value": None}, {"metric": "x_us", "k": 2, "value": 1}]])
     assert ref["verdict"] == "misses"
+
+
+def test_all_runs_every_experiment_resumably_and_writes_a_summary(tmp_path, monkeypatch, capsys):
+    from dcsim import reproduce
+
+    # Two fast experiments stand in for the whole list.
+    monkeypatch.setattr(reproduce, "available", lambda: ["clues-nagle", "clues-rtt"])
+    assert reproduce.main(None, tmp_path, True, False, None, every=True) == 0
+    with (tmp_path / "summary.csv").open() as f:
+        table = list(csv.DictReader(f))
+    assert [r["experiment"] for r in table] == ["clues-nagle", "clues-rtt", "(all)", "(all)"]
+    assert [r["family"] for r in table[2:]] == ["CLUES", "all"]
+    total = table[-1]
+    assert int(total["rows"]) == int(table[0]["rows"]) + int(table[1]["rows"]) == 12
+    assert int(total["holds"]) + int(total["misses"]) + int(total["inconclusive"]) == int(total["rows"])
+    page = (tmp_path / "index.html").read_text()
+    assert 'href="clues-rtt/report.html"' in page and 'href="clues-nagle/report.html"' in page
+    # Resumed: both are kept, unless what they depend on or how they ran changed.
+    before = (tmp_path / "clues-rtt" / "run.json").read_text()
+    capsys.readouterr()
+    reproduce.main(None, tmp_path, True, False, None, every=True)
+    assert capsys.readouterr().err.count("finished before, kept") == 2
+    assert (tmp_path / "clues-rtt" / "run.json").read_text() == before
+    reproduce.main(None, tmp_path, True, False, 2, every=True)
+    assert "finished before" not in capsys.readouterr().err, "other seeds: run again"
+    assert reproduce.main("clues-rtt", tmp_path, True, False, None, every=True) == 2

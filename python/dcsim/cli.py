@@ -144,9 +144,9 @@ def _seed_count(text: str) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import main as reproduce_main
 
-    if args.name and not args.list:
+    if (args.name or args.all) and not args.list:
         _check_writable(args.out)
-    return reproduce_main(args.name, Path(args.out), args.quick, args.list, args.seeds)
+    return reproduce_main(args.name, Path(args.out), args.quick, args.list, args.seeds, args.all)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -252,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     p = command("reproduce", help="run a seed paper's experiment and compare with the paper")
     p.add_argument("name", nargs="?", help="experiment name (see --list)")
     p.add_argument("--list", action="store_true", help="list the experiments")
+    p.add_argument("--all", action="store_true",
+                   help="run every experiment (resumable), then write OUT/summary.csv and OUT/index.html")
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
     p.add_argument("--seeds", type=_seed_count, metavar="N",

@@ -27,6 +27,7 @@ import json
 import math
 import statistics
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any, Callable
@@ -300,7 +301,106 @@ def report_page(spec: dict[str, Any], comparison: list[dict[str, Any]], rows: li
     )
 
 
-def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int | None = None) -> int:
+SUMMARY_FIELDS = ["family", "experiment", "mode", "rows", "holds", "misses", "inconclusive", "seeds", "wall_s", "version", "date"]
+
+
+def _family(name: str) -> str:
+    return {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES"}.get(name.split("-")[0], name.split("-")[0])
+
+
+def _fingerprint(name: str) -> str:
+    """What a reproduction's results depend on besides mode and seeds: the
+    simulator core, the runners and the experiment's own files."""
+    import hashlib
+
+    from . import _core
+
+    h = hashlib.sha256(Path(_core.__file__).read_bytes())
+    for f in [Path(__file__), *sorted(Path(ROOT).glob("*.py")), *sorted((ROOT / name).rglob("*"))]:
+        if f.is_file():
+            h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _finished(dest: Path, quick: bool, requested: int, fingerprint: str) -> dict[str, Any] | None:
+    """The record of a completed run of this experiment with the same mode,
+    seeds and inputs (run.json is written after every other output)."""
+    try:
+        record = json.loads((dest / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    same = (record.get("quick"), record.get("requested_seeds"), record.get("fingerprint")) == (quick, requested, fingerprint)
+    return record if same else None
+
+
+def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
+    """Every experiment, one after another (each runs its jobs on every core);
+    resumable: an experiment whose run.json matches is kept. Writes
+    OUT/summary.csv (per experiment, per family and in all) and OUT/index.html."""
+    from . import __version__
+
+    names = available()
+    requested = seeds or DEFAULT_SEEDS[quick]
+    records = []
+    for k, name in enumerate(names, 1):
+        dest = out / name
+        fingerprint = _fingerprint(name)
+        record = _finished(dest, quick, requested, fingerprint)
+        if record is not None:
+            print(f"[{k}/{len(names)}] {name}: finished before, kept", file=sys.stderr, flush=True)
+        else:
+            print(f"[{k}/{len(names)}] {name}", file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            comparison = run(name, out, quick, seeds)
+            verdicts = [r["verdict"] for r in comparison]
+            record = {"family": _family(name), "experiment": name, "mode": "quick" if quick else "full", "rows": len(verdicts),
+                      "holds": verdicts.count("holds"), "misses": verdicts.count("misses"),
+                      "inconclusive": verdicts.count("inconclusive"), "seeds": comparison[0]["seeds"] if comparison else 0,
+                      "wall_s": round(time.perf_counter() - start, 1), "version": __version__,
+                      "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                      "quick": quick, "requested_seeds": requested, "fingerprint": fingerprint}
+            _write_text(dest / "run.json", json.dumps(record, indent=1) + "\n")
+        records.append(record)
+    table = summary_table(records)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=SUMMARY_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(table)
+    _write_text(out / "summary.csv", buf.getvalue())
+    from .report import render
+
+    _write_text(out / "index.html", render("reproduce_index.html.j2", title="dcsim reproductions", rows=table,
+                                            mode="quick" if quick else "full", seeds=requested))
+    return table
+
+
+def summary_table(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The experiments' records, then one row per family and one for all."""
+    import pandas as pd
+
+    frame = pd.DataFrame(records)
+    counts = ["rows", "holds", "misses", "inconclusive", "wall_s"]
+    totals = []
+    for family, group in [*frame.groupby("family", sort=False), ("all", frame)]:
+        row = group[counts].sum().to_dict() | {"family": family, "experiment": "(all)", "mode": group["mode"].iloc[0],
+                                               "seeds": "-".join(map(str, sorted({group['seeds'].min(), group['seeds'].max()}))),
+                                               "version": group["version"].iloc[0], "date": group["date"].max()}
+        totals.append({k: (round(v, 1) if k == "wall_s" else int(v) if k in counts else v) for k, v in row.items()})
+    return [dict(r) for r in records] + totals
+
+
+def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int | None = None, every: bool = False) -> int:
+    if every:
+        if name:
+            print(f"dcsim: error: reproduce: give an experiment name or --all, not both (got {name!r} and --all)", file=sys.stderr)
+            return 2
+        table = run_all(out, quick, seeds)
+        for r in table:
+            if r["experiment"] == "(all)":
+                print(f"{r['family']:>6}: {r['holds']}/{r['rows']} rows hold, {r['misses']} miss, {r['inconclusive']} inconclusive "
+                      f"({r['wall_s']:.0f} s)")
+        print(f"{out / 'summary.csv'}, {out / 'index.html'}")
+        return 0
     names = available()
     if list_only or name is None:
         width = max(map(len, names))
