@@ -178,3 +178,25 @@ def test_closed_loop_requests_with_a_count_stop_when_all_are_answered():
         by_conn.setdefault(f["conn"], []).append(f)
     assert sorted(len(v) for v in by_conn.values()) == [3, 3, 3, 3]
     assert all(a["end"] <= b["start"] for v in by_conn.values() for a, b in zip(v, v[1:]))
+
+
+def test_closed_loop_send_jitter_delays_each_request_by_a_seeded_uniform_draw():
+    def run(jitter, seed):
+        s = REQ_BASE | {"run": {"duration": "10s", "stop_when_done": True, "seed": seed},
+                        "workload": [{"type": "requests", "client": 0, "servers": [1, 1, 2, 2], "response": "20KB",
+                                      "arrival": "closed_loop", "count": 3, "send_jitter": jitter}]}
+        return dcsim.run(s).flows.to_pylist()
+
+    plain = run("0s", 1)
+    assert sorted({f["start"] for f in plain if f["start"] < 1e-9}) == [0.0], "without jitter all four leave at once"
+    jittered = run("50us", 1)
+    assert len(jittered) == 12 and all(f["fct"] is not None for f in jittered), "the count still completes"
+    first = sorted(f["start"] for f in jittered)[:4]
+    assert len(set(first)) == 4 and all(0 <= t < 50e-6 for t in first), first
+    # Each later request leaves within the jitter after the previous one on its connection ended.
+    by_conn = {}
+    for f in jittered:
+        by_conn.setdefault(f["conn"], []).append(f)
+    assert all(0 <= b["start"] - a["end"] < 50e-6 for v in by_conn.values() for a, b in zip(v, v[1:]))
+    assert run("50us", 1) == jittered, "same seed, same draws"
+    assert [f["start"] for f in run("50us", 2)] != [f["start"] for f in jittered], "another seed, other draws"

@@ -1221,6 +1221,11 @@ pub struct Requests {
     /// done when all are answered. Default: ask again until the run ends.
     #[serde(default)]
     pub count: Option<u32>,
+    /// Closed loop: each request leaves after a uniform random delay in
+    /// [0, send_jitter), drawn from the run's seed: a testbed host's
+    /// scheduling noise, which a simulator otherwise lacks (default 0).
+    #[serde(default)]
+    pub send_jitter: DurV,
 }
 
 /// Fan-out/fan-in search (seed 000 §III-B, after OLDISim): the client sends a

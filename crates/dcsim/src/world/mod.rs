@@ -54,6 +54,8 @@ enum Ev {
     SearchServed { app: u32, server: u32 },
     /// Requests app: open the closed-loop connections, or the next Poisson request.
     Request(u32),
+    /// Requests app: a closed-loop request whose send jitter has passed.
+    RequestSend { app: u32, server: u32 },
     /// A host's pacer may release its head packet (or its rate update moves it).
     Pacer { host: u32, generation: u32 },
     /// A link (given by one of its ports) fails or recovers.
@@ -567,6 +569,7 @@ impl<'a> World<'a> {
             Ev::SearchQuery(app) => self.search_query(now, app),
             Ev::SearchServed { app, server } => self.search_served(now, app, server),
             Ev::Request(app) => self.request_event(now, app),
+            Ev::RequestSend { app, server } => self.send_request(now, app, server),
             Ev::Pacer { host, generation } => {
                 let pacer = &mut self.pacers[host as usize];
                 if generation != pacer.generation {

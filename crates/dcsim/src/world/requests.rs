@@ -22,6 +22,8 @@ pub(super) struct RequestsApp {
     /// Closed loop with a count: requests sent per server entry, and the count.
     pub(super) sent: Vec<u32>,
     pub(super) count: Option<u32>,
+    /// Closed loop: each request waits a uniform random [0, send_jitter).
+    pub(super) send_jitter: Dur,
 }
 
 /// One connection of a requests app and the request it carries.
@@ -68,6 +70,7 @@ impl World<'_> {
             open: 0,
             sent: vec![0; p.servers.0.len()],
             count: p.count,
+            send_jitter: p.send_jitter.0,
         });
         if p.arrival == RequestArrival::Poisson || p.count.is_some() {
             self.unfinished += 1;
@@ -82,7 +85,7 @@ impl World<'_> {
         match a.arrival {
             RequestArrival::ClosedLoop => {
                 for server in 0..a.servers.len() as u32 {
-                    self.send_request(now, app, server);
+                    self.send_request_after_jitter(now, app, server);
                 }
             }
             RequestArrival::Poisson => {
@@ -99,6 +102,17 @@ impl World<'_> {
                 self.q.schedule(next, Ev::Request(app));
                 self.send_request(now, app, server);
             }
+        }
+    }
+
+    /// Closed loop: send now, or after this app's random send jitter.
+    fn send_request_after_jitter(&mut self, now: SimTime, app: u32, server: u32) {
+        let a = &mut self.requests[app as usize];
+        if a.send_jitter == Dur::ZERO {
+            self.send_request(now, app, server);
+        } else {
+            let delay = Dur(a.rng.below(a.send_jitter.ps()));
+            self.q.schedule(now + delay, Ev::RequestSend { app, server });
         }
     }
 
@@ -184,7 +198,7 @@ impl World<'_> {
                                 self.work_done();
                             }
                         }
-                        _ => self.send_request(now, app, server),
+                        _ => self.send_request_after_jitter(now, app, server),
                     },
                     RequestArrival::Poisson if !a.generating && a.open == 0 => self.work_done(),
                     RequestArrival::Poisson => {}
