@@ -93,6 +93,15 @@ def _write_text(path: Path, text: str) -> None:
     write_file_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def _write_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+    """`rows` under `fields` (other keys left out), written atomically."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+    _write_text(path, buf.getvalue())
+
+
 def available() -> list[str]:
     return sorted(p.name for p in ROOT.iterdir() if (p / "experiment.toml").exists())
 
@@ -195,7 +204,7 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
 
 
 def run(name: str, out: Path, quick: bool, seeds: int | None = None) -> list[dict[str, Any]]:
-    """Run the experiment on `seeds` replicas (default: 5, or 3 in quick mode),
+    """Run the experiment on `seeds` replicas (default: DEFAULT_SEEDS),
     compare with the paper and write the outputs."""
     folder = ROOT / name
     spec = tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8"))
@@ -214,11 +223,7 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None) -> list[dic
     comparison = compare(name, spec, replicas)
     rows = [{"seed": replica + 1} | r for replica, rs in enumerate(replicas) for r in rs]
     dest = out / name
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FIELDS)
-    w.writeheader()
-    w.writerows(comparison)
-    _write_text(dest / "comparison.csv", buf.getvalue())
+    _write_csv(dest / "comparison.csv", FIELDS, comparison)
     _write_text(dest / "measurements.json", json.dumps(rows, indent=2) + "\n")
     from .plot import save
 
@@ -362,11 +367,7 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
             _write_text(dest / "run.json", json.dumps(record, indent=1) + "\n")
         records.append(record)
     table = summary_table(records)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=SUMMARY_FIELDS, extrasaction="ignore")
-    w.writeheader()
-    w.writerows(table)
-    _write_text(out / "summary.csv", buf.getvalue())
+    _write_csv(out / "summary.csv", SUMMARY_FIELDS, table)
     from .report import render
 
     _write_text(out / "index.html", render("reproduce_index.html.j2", title="dcsim reproductions", rows=table,
