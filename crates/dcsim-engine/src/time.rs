@@ -57,6 +57,9 @@ impl Dur {
     pub fn saturating_mul(self, k: u64) -> Dur {
         Dur(self.0.saturating_mul(k))
     }
+    pub fn saturating_add(self, d: Dur) -> Dur {
+        Dur(self.0.saturating_add(d.0))
+    }
 }
 
 impl Add<Dur> for SimTime {

@@ -967,6 +967,31 @@ pub enum RtoFormula {
     Rfc6298,
     /// BSD/FreeBSD: RTO = SRTT + 4*RTTVAR (no granularity term).
     Bsd,
+    /// Linux (tcp_rtt_estimator, tcp_set_rto): RTO = SRTT + RTTVAR, where
+    /// RTTVAR follows the largest mean deviation of the last RTT and is at
+    /// least min_rto; counted in whole jiffies of G and run on a jiffy timer.
+    Linux,
+}
+
+/// How a sender times its RTT samples (docs/models/tcp.md, "The RTT clock").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RttClock {
+    /// One clock of ticks of G: TSval is the tick count, and a sample
+    /// (timestamp echo or the one timed segment per RTT) is
+    /// max(1, ticks elapsed) x G. FreeBSD's `ticks` (seed 004's stack), and
+    /// ns-2 without timestamps.
+    Ticks,
+    /// Linux: the microsecond send time of the oldest newly acknowledged
+    /// segment that was never retransmitted (else of the first newly SACKed
+    /// one), and only failing both the timestamp echo, in milliseconds with
+    /// a floor of one (tcp_ack_update_rtt, tcp_rtt_tsopt_us).
+    Linux,
+    /// ns-3 (TcpSocketBase::CalculateRttSample): when the oldest outstanding
+    /// segment is acknowledged; with timestamps, now in milliseconds minus
+    /// the echoed milliseconds, and 1 us if that is zero; without, the exact
+    /// time since it was sent, unless it was retransmitted.
+    Ns3,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1015,7 +1040,13 @@ pub struct TcpCfg {
     pub syn_timeout_rto: DurV,
     #[serde(default = "default_max_rto")]
     pub max_rto: DurV,
-    /// Granularity G of the clock used to time RTT samples and timestamps.
+    /// How RTT samples are taken (ticks, linux, ns3).
+    #[serde(default = "default_rtt_clock")]
+    pub rtt_clock: RttClock,
+    /// Granularity G: with the `ticks` clock the clock itself; with `linux`
+    /// the jiffy (1/HZ) the RTO is counted in; with `ns3` its
+    /// ClockGranularity, the G of RFC 6298's RTO. (The timestamps of
+    /// `linux` and `ns3` tick in milliseconds, as theirs do.)
     #[serde(default = "default_granularity")]
     pub rtt_granularity: DurV,
     #[serde(default = "default_rto_formula")]
@@ -1656,6 +1687,9 @@ fn default_granularity() -> DurV {
 fn default_rto_formula() -> RtoFormula {
     RtoFormula::Rfc6298
 }
+fn default_rtt_clock() -> RttClock {
+    RttClock::Ticks
+}
 fn default_delack_timeout() -> DurV {
     DurV(Dur::from_ms(40))
 }
@@ -1815,6 +1849,10 @@ impl Scenario {
         if let Some(a) = &self.tcp.arrear {
             if !self.tcp.timestamps {
                 return Err(err("tcp.arrear", "ARREAR carries its tokens in the timestamp option: it needs tcp.timestamps = true"));
+            }
+            if self.tcp.rtt_clock != RttClock::Ticks {
+                let name = if self.tcp.rtt_clock == RttClock::Linux { "linux" } else { "ns3" };
+                return Err(err("tcp.rtt_clock", format!("\"{name}\" cannot be used with tcp.arrear, whose tokens replace the tick clock's samples: allowed \"ticks\"")));
             }
             if a.clock.resolution() == Dur::ZERO {
                 return Err(err("tcp.arrear.clock", "the clock resolution must be at least 1ps"));

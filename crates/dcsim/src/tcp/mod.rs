@@ -26,12 +26,14 @@
 //!   Nagle (RFC 896), receive window honoured (send window = min(cwnd, rwnd)).
 
 pub mod cc;
+pub mod clock;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CaCounting, CongestionControl, RecoveryExit, RtoBackoffReset, Scenario, SsthreshBasis};
+use crate::config::{CaCounting, CongestionControl, RecoveryExit, RtoBackoffReset, RttClock, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
+use clock::SendLog;
 use dcsim_engine::{Dur, SimTime};
 use ranges::RangeSet;
 use rtt::{Arrear, ArrearParams, RttEstimator, RttParams};
@@ -87,6 +89,12 @@ impl TcpParams {
             window_scale: t.window_scale,
             initial_cwnd: t.initial_cwnd,
             rtt: RttParams {
+                clock: t.rtt_clock,
+                // Linux's and ns-3's timestamps count milliseconds.
+                ts_tick: match t.rtt_clock {
+                    RttClock::Ticks => t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
+                    RttClock::Linux | RttClock::Ns3 => Dur::from_ms(1),
+                },
                 // With ARREAR, samples come from its clock.
                 granularity: t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
                 min_rto: t.min_rto.0,
@@ -391,6 +399,8 @@ pub struct Endpoint {
     arrear: Option<Box<Arrear>>,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
     timed: Option<(u64, u32)>,
+    /// Send times of segments in flight (the `linux` and `ns3` RTT clocks).
+    send_log: SendLog,
     pub rto_timer: Timer,
 
     // Receive side.
@@ -485,6 +495,7 @@ impl Endpoint {
             rtt: RttEstimator::new(),
             arrear: p.arrear.map(|_| Box::default()),
             timed: None,
+            send_log: SendLog::default(),
             rto_timer: Timer::default(),
             rcv_nxt: 0,
             ooo: RangeSet::default(),
@@ -594,6 +605,28 @@ impl Endpoint {
         }
     }
 
+    /// The RTT sample an ACK gives (`tcp.rtt_clock`). Ticks: RFC 7323 §4.1
+    /// with timestamps, else the timed segment, on ACKs of new data.
+    fn ack_rtt_sample(&mut self, now: SimTime, pkt: &Packet, first_new_sack: Option<u64>, p: &TcpParams) -> Option<Dur> {
+        let ack = pkt.ack;
+        let ts = (self.ts_ok && pkt.has_ts && ack > self.snd_una).then_some(pkt.ts_ecr);
+        match p.rtt.clock {
+            RttClock::Ticks => match (ts, self.timed) {
+                (Some(e), _) => self.ts_sample(now, e, p),
+                (None, Some((seq, t))) if ack > self.snd_una && ack >= seq => {
+                    self.timed = None;
+                    p.rtt.sample_from_ticks(now, t)
+                }
+                _ => None,
+            },
+            RttClock::Linux | RttClock::Ns3 => {
+                let acked = self.send_log.acked(ack);
+                let sacked_at = first_new_sack.and_then(|x| self.send_log.clean_send_time(x));
+                clock::sample(&p.rtt, now, acked, sacked_at, ts)
+            }
+        }
+    }
+
     fn window_field(&self, p: &TcpParams, syn: bool) -> u16 {
         let shift = if syn { 0 } else { self.rcv_scale };
         (p.rcv_buffer >> shift).min(65535) as u16
@@ -657,6 +690,9 @@ impl Endpoint {
             }
             pkt.flags |= flags::ACK;
             pkt.ack = self.rcv_nxt;
+            // RFC 7323 §4.3's Last.ACK.sent: the first data segment's TSval
+            // is then the one echoed (not the SYN's).
+            self.last_ack_sent = self.rcv_nxt;
         } else {
             pkt.has_ts = p.timestamps;
             pkt.ts_val = p.rtt.tick(now);
@@ -678,6 +714,9 @@ impl Endpoint {
         if self.timed.is_none() && !self.syn_retransmitted {
             self.timed = Some((1, p.rtt.tick(now)));
         }
+        if p.rtt.clock != RttClock::Ticks {
+            self.send_log.sent(0, 1, now, self.syn_retransmitted);
+        }
         self.stats.segments_sent += 1;
         out.packets.push(pkt);
         self.arm_rto_if_idle(now, p);
@@ -687,7 +726,7 @@ impl Endpoint {
 
     fn arm_rto_if_idle(&mut self, now: SimTime, p: &TcpParams) {
         if self.rto_timer.deadline.is_none() {
-            self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+            self.rto_timer.arm(p.rtt.deadline(now, self.rtt.rto(&p.rtt)));
         }
     }
 
@@ -695,7 +734,7 @@ impl Endpoint {
         if self.snd_una >= self.snd_max {
             self.rto_timer.cancel();
         } else {
-            self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+            self.rto_timer.arm(p.rtt.deadline(now, self.rtt.rto(&p.rtt)));
         }
     }
 
@@ -761,7 +800,7 @@ impl Endpoint {
         self.high_rxt = self.snd_una;
         // Go back N from the first unacknowledged byte (SACKed ranges are skipped).
         self.snd_nxt = self.snd_una;
-        self.rto_timer.arm(now + self.rtt.rto(&p.rtt));
+        self.rto_timer.arm(p.rtt.deadline(now, self.rtt.rto(&p.rtt)));
         self.try_send(now, p, out);
     }
 
@@ -806,16 +845,19 @@ impl Endpoint {
     /// conservative choice of ours).
     fn handshake_rtt_sample(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams) {
         let timed = self.timed.take();
+        let syn = self.send_log.acked(1);
         if self.syn_retransmitted {
             self.rtt.after_syn_timeout(&p.rtt);
             return;
         }
-        if self.ts_ok && pkt.has_ts {
-            if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
-                self.rtt.sample(r);
-            }
-        } else if let Some(r) = timed.and_then(|(_, t)| p.rtt.sample_from_ticks(now, t)) {
-            self.rtt.sample(r);
+        let ts = self.ts_ok && pkt.has_ts;
+        let r = match p.rtt.clock {
+            RttClock::Ticks if ts => self.ts_sample(now, pkt.ts_ecr, p),
+            RttClock::Ticks => timed.and_then(|(_, t)| p.rtt.sample_from_ticks(now, t)),
+            RttClock::Linux | RttClock::Ns3 => clock::sample(&p.rtt, now, syn, None, ts.then_some(pkt.ts_ecr)),
+        };
+        if let Some(r) = r {
+            self.rtt.sample(r, &p.rtt, 1, 1);
         }
     }
 
@@ -1031,11 +1073,22 @@ impl Endpoint {
             self.snd_wl = (pkt.seq, ack);
         }
         let (mut newly_sacked, mut sack_end) = (0, 0);
+        // The lowest newly SACKed byte (the `linux` clock may time its segment).
+        let mut first_new_sack: Option<u64> = None;
         if self.sack_ok {
             for (a, b) in pkt.sack_blocks() {
                 let a = a.max(ack);
                 let b = b.min(self.snd_max);
                 if a < b {
+                    if p.rtt.clock == RttClock::Linux {
+                        let x = match self.scoreboard.next_covered_from(a) {
+                            Some((s, e)) if s <= a => e,
+                            _ => a,
+                        };
+                        if x < b {
+                            first_new_sack = Some(first_new_sack.map_or(x, |f| f.min(x)));
+                        }
+                    }
                     newly_sacked += self.scoreboard.insert(a, b).0;
                     sack_end = sack_end.max(b);
                 }
@@ -1044,6 +1097,9 @@ impl Endpoint {
         let mss = self.mss as u64;
         if newly_sacked > 0 && !self.rexmits.is_empty() {
             self.find_lost_retransmits(ack);
+        }
+        if let Some(r) = self.ack_rtt_sample(now, pkt, first_new_sack, p) {
+            self.rtt.sample(r, &p.rtt, ack.max(self.snd_una), self.snd_max);
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -1061,19 +1117,6 @@ impl Endpoint {
                     self.recovery = b.recovery;
                     self.timeout_recover = b.timeout_recover;
                     self.snd_nxt = self.snd_max;
-                }
-            }
-            // RTT sample (RFC 7323 §4.1 with timestamps, else the timed segment).
-            if self.ts_ok && pkt.has_ts {
-                if let Some(r) = self.ts_sample(now, pkt.ts_ecr, p) {
-                    self.rtt.sample(r);
-                }
-            } else if let Some((seq, t)) = self.timed {
-                if ack >= seq {
-                    if let Some(r) = p.rtt.sample_from_ticks(now, t) {
-                        self.rtt.sample(r);
-                    }
-                    self.timed = None;
                 }
             }
             if p.rto_backoff_reset == RtoBackoffReset::NewAck {
@@ -1327,6 +1370,9 @@ impl Endpoint {
         let seq_end = end + fin as u64;
         if !retx && self.timed.is_none() && !self.ts_ok && pkt.payload > 0 {
             self.timed = Some((seq_end, p.rtt.tick(now)));
+        }
+        if p.rtt.clock != RttClock::Ticks && seq_end > seq {
+            self.send_log.sent(seq, seq_end, now, retx);
         }
         if seq_end > self.snd_max {
             self.snd_max = seq_end;
@@ -1730,6 +1776,56 @@ mod tests {
         let segs = pair.write(0, n as u64 * pair.ep[0].mss as u64);
         assert_eq!(segs.len(), n);
         segs
+    }
+
+    /// Send one segment at `at` and return the sender's latest sample once
+    /// its ACK is back (2 us later on the test wire).
+    fn one_exchange_rtt(pair: &mut Pair, at: SimTime) -> Dur {
+        pair.now = at;
+        let seg = data(pair, 1);
+        let ack = pair.to(1, &seg[0]);
+        pair.to(0, &ack[0]);
+        pair.ep[0].rtt.latest
+    }
+
+    #[test]
+    fn each_rtt_clock_measures_a_2us_exchange_as_its_stack_does() {
+        let ms = |x: u64| SimTime(Dur::from_ms(x).ps());
+        let late_in_a_ms = SimTime(Dur::from_us(10_999).ps());
+        let clock = |c: &str, ts: bool| params(&format!("rtt_clock = \"{c}\"\nrtt_granularity = \"1ms\"\ntimestamps = {ts}"));
+        // FreeBSD ticks: one whole tick, timestamps or not.
+        for ts in [true, false] {
+            let mut pair = Pair::connected(clock("ticks", ts));
+            assert_eq!(one_exchange_rtt(&mut pair, ms(10)), Dur::from_ms(1), "timestamps {ts}");
+        }
+        // Linux: the send time in microseconds, timestamps or not.
+        for ts in [true, false] {
+            let mut pair = Pair::connected(clock("linux", ts));
+            assert_eq!(one_exchange_rtt(&mut pair, ms(10)), Dur::from_us(2));
+        }
+        // ns-3 with timestamps: milliseconds, or 1 us within one millisecond.
+        let mut pair = Pair::connected(clock("ns3", true));
+        assert_eq!(one_exchange_rtt(&mut pair, ms(10)), Dur::from_us(1));
+        assert_eq!(one_exchange_rtt(&mut pair, late_in_a_ms), Dur::from_ms(1));
+        // ns-3 without: exact.
+        let mut pair = Pair::connected(clock("ns3", false));
+        assert_eq!(one_exchange_rtt(&mut pair, late_in_a_ms), Dur::from_us(2));
+    }
+
+    #[test]
+    fn linux_retransmission_timer_is_whole_jiffies_above_min_rto() {
+        let p = params("rtt_clock = \"linux\"\nrto_formula = \"linux\"\nrtt_granularity = \"1ms\"\nmin_rto = \"1ms\"");
+        let mut pair = Pair::connected(p);
+        for i in 0..20 {
+            one_exchange_rtt(&mut pair, SimTime(Dur::from_us(1000 + 50 * i).ps()));
+        }
+        // SRTT about 2 us, RTTVAR = min_rto: 1.002 ms is 2 jiffies.
+        assert_eq!(pair.ep[0].rtt.rto(&pair.p.rtt), Dur::from_ms(2));
+        // Armed at 5.3 ms, the timer fires on the jiffy boundary at 7 ms.
+        pair.now = SimTime(Dur::from_us(5_300).ps());
+        let lost = data(&mut pair, 1);
+        assert_eq!(lost.len(), 1);
+        assert_eq!(pair.ep[0].rto_timer.deadline, Some(SimTime(Dur::from_ms(7).ps())));
     }
 
     #[test]

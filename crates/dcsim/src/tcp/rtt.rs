@@ -1,17 +1,24 @@
-//! RTT estimation and the retransmission timeout (RFC 6298), with samples
-//! quantised by a clock of granularity G.
+//! RTT estimation and the retransmission timeout: RFC 6298, BSD's and
+//! Linux's estimators, with samples taken by one of the clocks of
+//! [`super::clock`].
 //!
-//! Quantisation (as Linux and FreeBSD do with tick-based timestamps): a
-//! segment is stamped with the clock's tick count `floor(now / G)`; a sample
-//! is `max(1, ticks_now - ticks_stamped) * G`. A path shorter than one tick
-//! therefore measures as exactly G, the "RTT floor" of seed 004 §5.3.4.
+//! Tick quantisation (FreeBSD's `ticks`, and the timestamp fallback of
+//! Linux): a segment is stamped with the clock's tick count
+//! `floor(now / tick)`; a sample is `max(1, ticks_now - ticks_stamped) * tick`.
+//! A path shorter than one tick therefore measures as exactly one tick, the
+//! "RTT floor" of seed 004 §5.3.4.
 
-use crate::config::RtoFormula;
+use crate::config::{RtoFormula, RttClock};
 use crate::units::Clock;
 use dcsim_engine::{Dur, SimTime};
 
 #[derive(Clone, Copy, Debug)]
 pub struct RttParams {
+    pub clock: RttClock,
+    /// The TSval clock's tick: G with the `ticks` clock, 1 ms for Linux
+    /// (TCP_TS_HZ) and ns-3 (TcpOptionTS::NowToTsValue).
+    pub ts_tick: Dur,
+    /// G: the tick clock, Linux's jiffy, or ns-3's ClockGranularity.
     pub granularity: Dur,
     pub min_rto: Dur,
     pub max_rto: Dur,
@@ -25,7 +32,7 @@ impl RttParams {
     /// The tick of the RTT clock at `now` (wraps like a 32-bit TCP timestamp).
     #[inline]
     pub fn tick(&self, now: SimTime) -> u32 {
-        (now.ps() / self.granularity.ps()) as u32
+        (now.ps() / self.ts_tick.ps()) as u32
     }
     /// Quantised sample from a tick difference, or None if `stamped` is
     /// later than now in modulo-2^32 tick order: a TSecr "in the future",
@@ -37,7 +44,22 @@ impl RttParams {
         if ticks > i32::MAX as u32 {
             return None;
         }
-        Some(self.granularity.saturating_mul(ticks.max(1) as u64))
+        Some(self.ts_tick.saturating_mul(ticks.max(1) as u64))
+    }
+
+    /// When a retransmission timer armed at `now` for `rto` fires. Linux
+    /// counts the RTO in whole jiffies (usecs_to_jiffies rounds up) and its
+    /// timer wheel fires on a jiffy boundary: `jiffies + ceil(rto / G)`.
+    #[inline]
+    pub fn deadline(&self, now: SimTime, rto: Dur) -> SimTime {
+        match self.formula {
+            RtoFormula::Linux => {
+                let g = self.granularity.ps();
+                let jiffies = (now.ps() / g).saturating_add(rto.ps().div_ceil(g));
+                SimTime(jiffies.saturating_mul(g))
+            }
+            _ => now + rto,
+        }
     }
 }
 
@@ -56,11 +78,16 @@ pub struct RttEstimator {
     /// The SYN or SYN-ACK timed out: until a sample, the RTO is at least
     /// `syn_timeout_rto` (RFC 6298 §5.7).
     syn_timed_out: bool,
+    /// Linux's estimator only: the mean deviation (x4, as `mdev_us`), its
+    /// largest value in the current RTT, and the sequence that ends that RTT.
+    mdev: Dur,
+    mdev_max: Dur,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
     pub fn new() -> Self {
-        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO, min: Dur::MAX, syn_timed_out: false }
+        RttEstimator { srtt: Dur::ZERO, rttvar: Dur::ZERO, has_sample: false, backoff: 0, latest: Dur::ZERO, min: Dur::MAX, syn_timed_out: false, mdev: Dur::ZERO, mdev_max: Dur::ZERO, rtt_seq: 0 }
     }
 
     /// The handshake completed after a SYN timeout: data transmission
@@ -72,10 +99,22 @@ impl RttEstimator {
         }
     }
 
-    /// RFC 6298 (2.2) and (2.3), alpha = 1/8, beta = 1/4, in integer picoseconds.
-    pub fn sample(&mut self, r: Dur) {
+    /// Take sample `r`, acknowledged up to `una` with `nxt` the highest
+    /// sequence sent (Linux's estimator measures its deviation per RTT).
+    pub fn sample(&mut self, r: Dur, p: &RttParams, una: u64, nxt: u64) {
         self.latest = r;
         self.min = self.min.min(r);
+        if p.formula == RtoFormula::Linux {
+            self.linux_update(r, p.min_rto, una, nxt);
+        } else {
+            self.rfc6298_update(r);
+        }
+        // A new sample from a non-retransmitted segment ends the backoff (Karn).
+        self.backoff = 0;
+    }
+
+    /// RFC 6298 (2.2) and (2.3), alpha = 1/8, beta = 1/4, in integer picoseconds.
+    fn rfc6298_update(&mut self, r: Dur) {
         if !self.has_sample {
             self.srtt = r;
             self.rttvar = Dur(r.ps() / 2);
@@ -86,8 +125,45 @@ impl RttEstimator {
             self.rttvar = Dur(((3 * self.rttvar.ps() as u128 + diff) / 4) as u64);
             self.srtt = Dur(((7 * self.srtt.ps() as u128 + r.ps() as u128) / 8) as u64);
         }
-        // A new sample from a non-retransmitted segment ends the backoff (Karn).
-        self.backoff = 0;
+    }
+
+    /// Linux's tcp_rtt_estimator (Linux 6.x, net/ipv4/tcp_input.c), in
+    /// picoseconds: SRTT with gain 1/8; `mdev` (four mean deviations) with
+    /// gain 1/4, except that a sample below SRTT raises it with an eighth of
+    /// that weight; RTTVAR (the RTO's variance term) rises at once to the
+    /// largest `mdev` of the current RTT and, once per RTT, falls a quarter
+    /// of the way to it, never below `min_rto`.
+    fn linux_update(&mut self, r: Dur, min_rto: Dur, una: u64, nxt: u64) {
+        if !self.has_sample {
+            self.has_sample = true;
+            self.srtt = r;
+            self.mdev = r.saturating_mul(2); // an RTO of 3 x the first sample
+            self.rttvar = self.mdev.max(min_rto);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = nxt;
+            return;
+        }
+        let (m, srtt, mdev) = (r.ps() as i128, self.srtt.ps() as i128, self.mdev.ps() as i128);
+        let err = m - srtt;
+        self.srtt = Dur((srtt + err / 8) as u64);
+        let step = if err < 0 {
+            let d = -err - mdev / 4;
+            if d > 0 { d / 8 } else { d }
+        } else {
+            err - mdev / 4
+        };
+        self.mdev = Dur((mdev + step).max(0) as u64);
+        if self.mdev > self.mdev_max {
+            self.mdev_max = self.mdev;
+            self.rttvar = self.rttvar.max(self.mdev_max);
+        }
+        if una > self.rtt_seq {
+            if self.mdev_max < self.rttvar {
+                self.rttvar = Dur(self.rttvar.ps() - (self.rttvar.ps() - self.mdev_max.ps()) / 4);
+            }
+            self.rtt_seq = nxt;
+            self.mdev_max = min_rto;
+        }
     }
 
     /// (smallest sample, SRTT), once there is a sample (the flows table's
@@ -102,11 +178,16 @@ impl RttEstimator {
             return if self.syn_timed_out { p.initial_rto.max(p.syn_timeout_rto) } else { p.initial_rto };
         }
         let var = self.rttvar.saturating_mul(4);
-        let var = match p.formula {
-            RtoFormula::Rfc6298 => var.max(p.granularity),
-            RtoFormula::Bsd => var,
+        let rto = match p.formula {
+            RtoFormula::Rfc6298 => self.srtt.saturating_add(var.max(p.granularity)),
+            RtoFormula::Bsd => self.srtt.saturating_add(var),
+            // __tcp_set_rto, in whole jiffies; RTTVAR already holds min_rto.
+            RtoFormula::Linux => {
+                let g = p.granularity.ps();
+                Dur(self.srtt.saturating_add(self.rttvar).ps().div_ceil(g).saturating_mul(g))
+            }
         };
-        Dur(self.srtt.ps().saturating_add(var.ps())).max(p.min_rto).min(p.max_rto)
+        rto.max(p.min_rto).min(p.max_rto)
     }
 
     /// The RTO with the current backoff, capped at max_rto.
@@ -203,7 +284,7 @@ mod tests {
     use super::*;
 
     fn params(g: Dur) -> RttParams {
-        RttParams { granularity: g, min_rto: Dur::ZERO, max_rto: Dur::from_secs(60), initial_rto: Dur::from_secs(1), syn_timeout_rto: Dur::from_secs(3), formula: RtoFormula::Rfc6298 }
+        RttParams { clock: RttClock::Ticks, ts_tick: g, granularity: g, min_rto: Dur::ZERO, max_rto: Dur::from_secs(60), initial_rto: Dur::from_secs(1), syn_timeout_rto: Dur::from_secs(3), formula: RtoFormula::Rfc6298 }
     }
 
     #[test]
@@ -215,7 +296,7 @@ mod tests {
         let oldest = p.sample_from_ticks(now, p.tick(now).wrapping_sub(i32::MAX as u32)).unwrap();
         let mut e = RttEstimator::new();
         for _ in 0..3 {
-            e.sample(oldest);
+            e.sample(oldest, &p, 0, 0);
         }
         assert_eq!(e.srtt, oldest);
         assert_eq!(e.base_rto(&p), p.max_rto);
@@ -240,11 +321,11 @@ mod tests {
         let p = params(Dur::from_us(1));
         let mut e = RttEstimator::new();
         assert_eq!(e.rto(&p), Dur::from_secs(1));
-        e.sample(Dur::from_us(100));
+        e.sample(Dur::from_us(100), &p, 0, 0);
         assert_eq!(e.srtt, Dur::from_us(100));
         assert_eq!(e.rttvar, Dur::from_us(50));
         assert_eq!(e.rto(&p), Dur::from_us(300));
-        e.sample(Dur::from_us(200));
+        e.sample(Dur::from_us(200), &p, 0, 0);
         // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
         assert_eq!(e.rttvar, Dur(62_500_000));
         assert_eq!(e.srtt, Dur(112_500_000));
@@ -257,13 +338,57 @@ mod tests {
         let mut p = params(Dur::from_ms(1));
         let mut e = RttEstimator::new();
         for _ in 0..50 {
-            e.sample(Dur::from_ms(1));
+            e.sample(Dur::from_ms(1), &p, 0, 0);
         }
         // RFC 6298: SRTT + max(G, 4*RTTVAR) = 1 ms + 1 ms.
         assert_eq!(e.rto(&p), Dur::from_ms(2));
         p.formula = RtoFormula::Bsd;
         // BSD: SRTT + 4*RTTVAR, RTTVAR has decayed to ~0.
         assert!(e.rto(&p) < Dur::from_us(1001), "{:?}", e.rto(&p));
+    }
+
+    #[test]
+    fn linux_estimator_keeps_min_rto_in_the_variance_term_and_counts_jiffies() {
+        let mut p = params(Dur::from_ms(1));
+        p.formula = RtoFormula::Linux;
+        p.min_rto = Dur::from_ms(1);
+        let mut e = RttEstimator::new();
+        // First sample 20 us: mdev 40 us, RTTVAR max(40 us, 1 ms) = 1 ms; RTO
+        // 1.02 ms rounds up to 2 jiffies.
+        e.sample(Dur::from_us(20), &p, 1, 100);
+        assert_eq!((e.srtt, e.mdev, e.rttvar), (Dur::from_us(20), Dur::from_us(40), Dur::from_ms(1)));
+        assert_eq!(e.rto(&p), Dur::from_ms(2));
+        // One 1 ms sample (a timestamp fallback): SRTT += 980/8 us; mdev
+        // 40 + (980 - 10) = 1010 us lifts RTTVAR at once.
+        e.sample(Dur::from_ms(1), &p, 50, 100);
+        assert_eq!(e.srtt, Dur(Dur::from_us(20).ps() + Dur::from_us(980).ps() / 8));
+        assert_eq!(e.mdev, Dur::from_us(1010));
+        assert_eq!(e.rttvar, Dur::from_us(1010));
+        // A sample below SRTT by less than mdev/4 (122.5 < 252.5 us) lets
+        // mdev decay with gain 1/4: 1010 - 252.5 + 122.5 = 880 us.
+        e.sample(Dur::from_us(20), &p, 60, 100);
+        assert_eq!(e.mdev, Dur::from_us(880));
+        // Below SRTT by more than mdev/4, only an eighth of the excess counts.
+        let mut steady = RttEstimator::new();
+        for _ in 0..9 {
+            steady.sample(Dur::from_ms(1), &p, 1, 100);
+        }
+        let mdev = steady.mdev.ps() as i64; // 2 ms x 0.75^8, about 0.2 ms
+        steady.sample(Dur::ZERO, &p, 1, 100);
+        assert_eq!(steady.mdev.ps() as i64, mdev + (1_000_000_000 - mdev / 4) / 8);
+        // Once per RTT (una past rtt_seq = 100) RTTVAR falls a quarter of the
+        // way to the RTT's largest mdev; mdev_max restarts at min_rto.
+        // This RTT's largest mdev was RTTVAR itself (1010 us): no change yet.
+        e.sample(Dur::from_us(20), &p, 101, 200);
+        assert_eq!((e.rttvar, e.mdev_max), (Dur::from_us(1010), Dur::from_ms(1)));
+        // The next RTT's largest is min_rto: 1010 - 10/4 us.
+        e.sample(Dur::from_us(20), &p, 201, 300);
+        assert_eq!(e.rttvar, Dur(1_007_500_000));
+        // The timer fires on a jiffy boundary: armed at 5.3 ms for 2 ms -> 7 ms.
+        let at = SimTime(Dur::from_us(5_300).ps());
+        assert_eq!(p.deadline(at, Dur::from_ms(2)), SimTime(Dur::from_ms(7).ps()));
+        p.formula = RtoFormula::Rfc6298;
+        assert_eq!(p.deadline(at, Dur::from_ms(2)), SimTime(Dur::from_us(7_300).ps()));
     }
 
     fn arrear() -> ArrearParams {
