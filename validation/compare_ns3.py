@@ -235,11 +235,14 @@ def cases(quick: bool) -> list[Case]:
     # The defaults with one key set to ns-3's behaviour, against the same ns-3 run: shows
     # which default a "defaults" row's difference comes from (docs/validation-ns3.md).
     by_name = {c.name: c for c in out}
-    for name, key, value in [("defaults: dumbbell-reno-8", "tcp.ssthresh_basis", "pipe"),
-                             ("defaults: dumbbell-dctcp-64", "tcp.dctcp_min_cwnd", 0),
-                             ("defaults: incast-16", "tcp.ssthresh_basis", "pipe")]:
-        c = by_name[name]
-        out.append(replace(c, name=f"{name}, {key.split('.')[1]} = {value}", dcsim_set={key: value}))
+    ns3_clock = {"tcp.rtt_clock": "ns3", "tcp.rto_formula": "rfc6298"}
+    for name, keys in [("defaults: dumbbell-reno-8", {"tcp.ssthresh_basis": "pipe"}),
+                       ("defaults: dumbbell-dctcp-64", {"tcp.dctcp_min_cwnd": 0}),
+                       ("defaults: incast-16", {"tcp.ssthresh_basis": "pipe"}),
+                       ("defaults: incast-16", ns3_clock),
+                       ("defaults: incast-64", ns3_clock)]:
+        label = ", ".join(f"{k.split('.')[1]} = {v}" for k, v in keys.items())
+        out.append(replace(by_name[name], name=f"{name}, {label}", dcsim_set=keys))
     return out
 
 

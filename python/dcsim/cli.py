@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", nargs="?", help="scenario TOML file")
     p.add_argument("--out", default="dcsim-out", help="output directory (default: ./dcsim-out)")
     p.add_argument("--seed", type=int, help="master seed (overrides run.seed)")
-    p.add_argument("--preset", metavar="NAME", help="apply a named bundle of overrides first, e.g. hull/DCTCP-30K (see `dcsim presets`)")
+    p.add_argument("--preset", action="append", metavar="NAME",
+                   help="apply a named bundle of overrides first, e.g. stack/linux or hull/DCTCP-30K; repeat to apply several in order (see `dcsim presets`)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a key, e.g. --set tcp.min_rto=1ms")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_run)

@@ -15,7 +15,7 @@ import re
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ._core import ScenarioError
 from ._core import validate as _validate
@@ -183,19 +183,20 @@ def resolve(
     source: str | Path | Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
     seed: int | None = None,
-    preset: str | None = None,
+    preset: str | Sequence[str] | None = None,
 ) -> tuple[Scenario, str]:
-    """Assemble and validate a scenario: the file, then the preset's
-    overrides, then `overrides`, then `seed`. Returns (resolved scenario
-    dict with every default filled in, scenario hash). Raises ScenarioError."""
+    """Assemble and validate a scenario: the file, then the presets'
+    overrides (in order), then `overrides`, then `seed`. Returns (resolved
+    scenario dict with every default filled in, scenario hash). Raises
+    ScenarioError."""
     data, base = load_scenario(source)
     if not isinstance(data, dict):
         raise _error("", "a scenario must be a table (a dict)")
-    if preset is not None:
-        from . import presets
+    from . import presets
 
+    for name in [preset] if isinstance(preset, str) else preset or []:
         try:
-            bundle = presets.overrides(preset)
+            bundle = presets.overrides(name)
         except KeyError as e:
             raise _error("preset", e.args[0]) from None
         for key, value in bundle.items():

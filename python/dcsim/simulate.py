@@ -7,7 +7,7 @@ import multiprocessing
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from . import _core, estimate
 from .progress import ProgressBar
@@ -25,7 +25,7 @@ def run(
     *,
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
-    preset: str | None = None,
+    preset: str | Sequence[str] | None = None,
     out: str | Path | None = None,
     progress: bool = False,
     **kwargs: Any,
@@ -34,8 +34,8 @@ def run(
 
     Overrides are dotted key paths, given as ``overrides={"tcp.cc": "dctcp"}``
     or as keyword arguments with ``__`` for the dots (``tcp__cc="dctcp"``).
-    ``preset`` ("hull/DCTCP-30K", see dcsim.presets) applies a named bundle
-    of overrides before ``overrides``. ``seed`` sets ``run.seed``. With ``out``, the tables and summary are also
+    ``preset`` ("hull/DCTCP-30K", see dcsim.presets; or a list, applied in
+    order) applies named bundles of overrides before ``overrides``. ``seed`` sets ``run.seed``. With ``out``, the tables and summary are also
     written (atomically) to that directory. The GIL is released while the
     simulation runs.
     """

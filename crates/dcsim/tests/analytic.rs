@@ -160,6 +160,7 @@ link_delay = "{}ps"
 [switch]
 forwarding_latency = "5ns"
 [tcp]
+rtt_clock = "ticks"
 rtt_granularity = "1ps"
 [[workload]]
 type = "bulk"

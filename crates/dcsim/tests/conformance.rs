@@ -54,6 +54,14 @@ fn parse_range(s: &str) -> Result<(u64, u64), String> {
 
 impl Run {
     fn new(config: &str) -> Result<Run, String> {
+        // The scripts check the RFCs: RFC 6298's RTO on a tick clock, unless
+        // a script sets its own.
+        let mut config = config.to_string();
+        for (key, value) in [("rtt_clock", "\"ticks\""), ("rto_formula", "\"rfc6298\"")] {
+            if !config.contains(key) {
+                config = format!("{key} = {value}\n{config}");
+            }
+        }
         let s = Scenario::from_toml_str(&format!(
             "[run]\nduration = \"10s\"\n[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[tcp]\n{config}\n"
         ))

@@ -105,6 +105,10 @@ fn newreno_fills_a_droptail_buffer_and_drops() {
 }
 
 fn incast(buffer_pkts: u32, granularity: &str, formula: &str) -> dcsim::RunOutput {
+    incast_with_clock(buffer_pkts, "ticks", granularity, formula)
+}
+
+fn incast_with_clock(buffer_pkts: u32, clock: &str, granularity: &str, formula: &str) -> dcsim::RunOutput {
     let s = scenario(&format!(
         r#"
 [topology]
@@ -117,6 +121,7 @@ forwarding_latency = "4us"
 buffer = "{buffer_pkts}pkt"
 [tcp]
 min_rto = "0s"
+rtt_clock = "{clock}"
 rtt_granularity = "{granularity}"
 rto_formula = "{formula}"
 [[workload]]
@@ -157,6 +162,12 @@ fn incast_tail_loss_costs_an_rto_that_follows_the_rtt_clock() {
     let t_bsd = incast(buffer, "1ms", "bsd").table("queries").f64("completion_time")[0];
     let gap_bsd = t_bsd - t_fine;
     assert!((0.8e-3..=1.3e-3).contains(&gap_bsd), "BSD gap {gap_bsd} s (buffer {buffer})");
+    // Linux: microsecond samples, RTO = SRTT + RTTVAR in whole 1 ms jiffies
+    // (one here), on a timer that fires at the next jiffy boundary: the
+    // wait is anywhere in (0, 1] ms.
+    let t_linux = incast_with_clock(buffer, "linux", "1ms", "linux").table("queries").f64("completion_time")[0];
+    let gap_linux = t_linux - t_fine;
+    assert!(gap_linux > -0.1e-3 && gap_linux <= 1.05e-3, "Linux gap {gap_linux} s (buffer {buffer})");
 }
 
 #[test]

@@ -27,6 +27,7 @@ link_delay = "134ns"
 voq = {{ ingress_cells = {ingress_cells}, egress_cells = 24, cell_bytes = "256B", backplane_latency = "4us", admission = "{admission}" }}
 [tcp]
 min_rto = "0s"
+rtt_clock = "ticks"
 rto_formula = "bsd"
 rtt_granularity = "1ms"
 {tcp}
@@ -107,6 +108,7 @@ link_delay = "134ns"
 voq = {{ ingress_cells = {cells} }}
 [tcp]
 min_rto = "0s"
+rtt_clock = "ticks"
 rto_formula = "bsd"
 arrear = {{ clock = "1ns", syn_data = "{syn_data}B" }}
 {undo}

@@ -1694,7 +1694,16 @@ mod tests {
     use super::*;
     use crate::config::Scenario;
 
+    /// Endpoint parameters from `[tcp]` keys. These tests were written for
+    /// a 1 ms tick clock with RFC 6298's RTO, which they keep unless they
+    /// set a clock or formula of their own.
     fn params(tcp: &str) -> TcpParams {
+        let mut tcp = tcp.to_string();
+        for (key, value) in [("rtt_clock", "\"ticks\""), ("rto_formula", "\"rfc6298\"")] {
+            if !tcp.contains(key) {
+                tcp = format!("{key} = {value}\n{tcp}");
+            }
+        }
         let s = Scenario::from_toml_str(&format!(
             "[run]\nduration = \"1s\"\n[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[tcp]\n{tcp}\n"
         ))

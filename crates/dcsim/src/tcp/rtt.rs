@@ -181,10 +181,11 @@ impl RttEstimator {
         let rto = match p.formula {
             RtoFormula::Rfc6298 => self.srtt.saturating_add(var.max(p.granularity)),
             RtoFormula::Bsd => self.srtt.saturating_add(var),
-            // __tcp_set_rto, in whole jiffies; RTTVAR already holds min_rto.
+            // __tcp_set_rto, in whole jiffies (at least one); RTTVAR
+            // already holds min_rto.
             RtoFormula::Linux => {
                 let g = p.granularity.ps();
-                Dur(self.srtt.saturating_add(self.rttvar).ps().div_ceil(g).saturating_mul(g))
+                Dur(self.srtt.saturating_add(self.rttvar).ps().div_ceil(g).max(1).saturating_mul(g))
             }
         };
         rto.max(p.min_rto).min(p.max_rto)
