@@ -151,3 +151,20 @@ def test_a_result_shows_itself_in_a_notebook_and_loads_back(star, tmp_path):
     loaded = dcsim.Result.load(tmp_path / "out")
     assert loaded.flows.equals(r.flows) and loaded.summary == r.summary and loaded._repr_html_() == page
     assert repr(loaded).startswith("<dcsim.Result") and "µs simulated" in repr(loaded)
+
+
+def test_stack_presets_set_the_same_keys_so_a_later_one_replaces_an_earlier_one(star):
+    from dcsim import presets
+
+    stacks = [name for name in presets.available() if name.startswith("stack/")]
+    assert stacks == ["stack/linux", "stack/freebsd", "stack/ns3"]
+    keys = {name: set(presets.overrides(name)) for name in stacks}
+    assert all(k == keys["stack/linux"] for k in keys.values()), keys
+    for first in stacks:
+        for last in stacks:
+            r = dcsim.run(star, preset=[first, last], overrides={"run.duration": "2ms"})
+            want = presets.overrides(last)
+            got = {key: r.scenario["tcp"][key.split(".")[1]] for key in want}
+            alone = dcsim.run(star, preset=last, overrides={"run.duration": "2ms"})
+            assert got == {key: alone.scenario["tcp"][key.split(".")[1]] for key in want}, (first, last)
+            assert r.summary["events"] == alone.summary["events"], (first, last)

@@ -8,6 +8,7 @@ the same list against a wheel installed in a fresh venv."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -64,6 +65,10 @@ def exercise_every_command(dcsim: list[str], work: Path, env: dict[str, str] | N
     # run: good, overridden, with a preset; then bad keys, values, presets, outputs
     run(["run", "my.toml", "--out", "results", "--seed", "7", "--set", "tcp.min_rto=1ms", "--set", "run.duration=20ms"], 0, "results written")
     run(["run", "my.toml", "--out", "paced", "--preset", "hull/DCTCP-PQ950-Pacer", "--set", "run.duration=5ms", "--quiet"], 0)
+    run(["run", "my.toml", "--out", "ns3-paced", "--preset", "stack/ns3", "--preset", "hull/DCTCP-PQ950-Pacer",
+         "--set", "run.duration=5ms", "--quiet"], 0)
+    resolved = json.loads((work / "ns3-paced" / "scenario.json").read_text())
+    assert (resolved["tcp"]["rtt_clock"], resolved["tcp"]["min_rto"], resolved["switch"]["aqm"]["type"]) == ("ns3", "1s", "droptail")
     run(["run", "my.toml", "--set", "tcp.nope=1"], 2, "tcp.nope")
     run(["run", "my.toml", "--set", "switch.buffer=lots"], 2, "switch.buffer")
     run(["run", "my.toml", "--set", "oops"], 2, "key.path=value")

@@ -49,7 +49,7 @@ def what_ran(scenario: dict[str, Any], summary: dict[str, Any]) -> list[str]:
     tcp = scenario.get("tcp", {})
     if tcp:
         lines.append(f"transport: TCP {tcp.get('cc', '?')}, min RTO {_value(tcp.get('min_rto', '?'))}, "
-                     f"RTT clock {_value(tcp.get('rtt_granularity', '?'))}, SACK {'on' if tcp.get('sack') else 'off'}")
+                     f"RTT clock {tcp.get('rtt_clock', '?')} (G {_value(tcp.get('rtt_granularity', '?'))}), RTO {tcp.get('rto_formula', '?')}, SACK {'on' if tcp.get('sack') else 'off'}")
     for i, w in enumerate(scenario.get("workload", [])):
         lines.append(f"workload[{i}]: {w.get('type', '?')}: {_items(w)}")
     lines.append(f"run: {units.time(summary['sim_seconds'])} simulated (stopped by {summary['stopped_by']}), "

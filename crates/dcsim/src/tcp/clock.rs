@@ -10,7 +10,6 @@
 use super::rtt::RttParams;
 use crate::config::RttClock;
 use dcsim_engine::{Dur, SimTime};
-use std::collections::VecDeque;
 
 /// One segment of new data in flight: [seq, end), when it was first sent,
 /// and whether any of it has been sent again since.
@@ -27,14 +26,20 @@ pub struct Sent {
 /// and `ns3` clocks; the deque reaches the window's size once and is reused.
 #[derive(Clone, Debug, Default)]
 pub struct SendLog {
-    q: VecDeque<Sent>,
+    /// Entries q[head..] are in flight; the acknowledged prefix is dropped
+    /// when it is empty or half the vector (cheaper per ACK than a ring).
+    q: Vec<Sent>,
+    head: usize,
 }
 
 /// What a cumulative ACK removed from the log.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Acked {
-    /// The oldest segment it acknowledged in full.
-    pub oldest: Option<Sent>,
+    /// It acknowledged at least one segment in full.
+    pub any: bool,
+    /// The oldest of those: when it was sent, and whether it was resent.
+    pub oldest_at: SimTime,
+    pub oldest_retx: bool,
     /// Some segment it acknowledged had been retransmitted.
     pub any_retx: bool,
 }
@@ -42,14 +47,16 @@ pub struct Acked {
 impl SendLog {
     /// A segment [seq, end) leaves: new data is appended, a retransmission
     /// marks every logged segment it overlaps.
+    #[inline]
     pub fn sent(&mut self, seq: u64, end: u64, now: SimTime, retx: bool) {
-        let last_end = self.q.back().map_or(0, |s| s.end);
+        let last_end = self.q.last().map_or(0, |s| s.end);
         if !retx && end > last_end {
-            self.q.push_back(Sent { seq: seq.max(last_end), end, at: now, retx: false });
+            self.q.push(Sent { seq: seq.max(last_end), end, at: now, retx: false });
             return;
         }
-        let first = self.q.partition_point(|s| s.end <= seq);
-        for s in self.q.range_mut(first..) {
+        let live = &mut self.q[self.head..];
+        let first = live.partition_point(|s| s.end <= seq);
+        for s in &mut live[first..] {
             if s.seq >= end {
                 break;
             }
@@ -58,15 +65,22 @@ impl SendLog {
     }
 
     /// Remove the segments a cumulative ACK of `ack` covers in full.
+    #[inline]
     pub fn acked(&mut self, ack: u64) -> Acked {
         let mut a = Acked::default();
-        while let Some(&s) = self.q.front() {
+        while let Some(s) = self.q.get(self.head) {
             if s.end > ack {
                 break;
             }
-            self.q.pop_front();
-            a.oldest.get_or_insert(s);
+            if !a.any {
+                a = Acked { any: true, oldest_at: s.at, oldest_retx: s.retx, any_retx: s.retx };
+            }
             a.any_retx |= s.retx;
+            self.head += 1;
+        }
+        if a.any && 2 * self.head >= self.q.len() {
+            self.q.drain(..self.head);
+            self.head = 0;
         }
         a
     }
@@ -74,12 +88,9 @@ impl SendLog {
     /// The send time of the segment holding byte `seq`, if it was never
     /// retransmitted (a newly SACKed segment Linux may time).
     pub fn clean_send_time(&self, seq: u64) -> Option<SimTime> {
-        let i = self.q.partition_point(|s| s.end <= seq);
-        self.q.get(i).filter(|s| s.seq <= seq && !s.retx).map(|s| s.at)
-    }
-
-    pub fn clear(&mut self) {
-        self.q.clear();
+        let live = &self.q[self.head..];
+        let i = live.partition_point(|s| s.end <= seq);
+        live.get(i).filter(|s| s.seq <= seq && !s.retx).map(|s| s.at)
     }
 }
 
@@ -102,25 +113,25 @@ pub fn sample(p: &RttParams, now: SimTime, acked: Acked, sacked_at: Option<SimTi
         // covers a retransmission (Karn); then the SACK's; then, if
         // something was acknowledged, the echo (tcp_rtt_tsopt_us: whole
         // milliseconds, at least one).
-        RttClock::Linux => acked
-            .oldest
-            .filter(|_| !acked.any_retx)
-            .map(|s| s.at)
-            .or(sacked_at)
-            .map(|at| linux_us(now, at))
-            .or_else(|| tsecr.filter(|&e| e != 0).and_then(|e| p.sample_from_ticks(now, e))),
-        // Only when the oldest outstanding segment is acknowledged in full.
-        RttClock::Ns3 => {
-            let oldest = acked.oldest?;
-            match tsecr {
-                // TcpOptionTS::ElapsedTimeFromTsValue: zero unless now (ms) > echo.
-                Some(e) => {
-                    let now_ms = p.tick(now);
-                    Some(if now_ms > e { p.ts_tick.saturating_mul((now_ms - e) as u64) } else { Dur::from_us(1) })
-                }
-                None => (!oldest.retx).then(|| now - oldest.at),
+        RttClock::Linux => {
+            if acked.any && !acked.any_retx {
+                Some(linux_us(now, acked.oldest_at))
+            } else if let Some(at) = sacked_at {
+                Some(linux_us(now, at))
+            } else {
+                tsecr.filter(|&e| e != 0).and_then(|e| p.sample_from_ticks(now, e))
             }
         }
+        // Only when the oldest outstanding segment is acknowledged in full.
+        RttClock::Ns3 if !acked.any => None,
+        RttClock::Ns3 => match tsecr {
+            // TcpOptionTS::ElapsedTimeFromTsValue: zero unless now (ms) > echo.
+            Some(e) => {
+                let now_ms = p.tick(now);
+                Some(if now_ms > e { p.ts_tick.saturating_mul((now_ms - e) as u64) } else { Dur::from_us(1) })
+            }
+            None => (!acked.oldest_retx).then(|| now - acked.oldest_at),
+        },
     }
 }
 
@@ -154,19 +165,16 @@ mod tests {
         log.sent(1001, 2001, us(9), true); // a retransmission keeps the first time
         assert_eq!(log.clean_send_time(1500), None);
         assert_eq!(log.clean_send_time(2500), Some(us(2)));
-        let a = log.acked(500); // a partial ACK removes nothing
-        assert!(a.oldest.is_none());
-        let a = log.acked(2001);
-        assert_eq!(a.oldest, Some(Sent { seq: 1, end: 1001, at: us(0), retx: false }));
-        assert!(a.any_retx);
-        assert_eq!(log.acked(3001).oldest.map(|s| s.at), Some(us(2)));
-        assert!(log.q.is_empty());
+        assert_eq!(log.acked(500), Acked::default(), "a partial ACK removes nothing");
+        assert_eq!(log.acked(2001), Acked { any: true, oldest_at: us(0), oldest_retx: false, any_retx: true });
+        assert_eq!(log.acked(3001).oldest_at, us(2));
+        assert!(log.q[log.head..].is_empty());
     }
 
     #[test]
     fn linux_times_clean_segments_in_microseconds_and_falls_back_to_the_millisecond_echo() {
         let p = params(RttClock::Linux);
-        let clean = Acked { oldest: Some(Sent { seq: 1, end: 1001, at: SimTime(1_234_567), retx: false }), any_retx: false };
+        let clean = Acked { any: true, oldest_at: SimTime(1_234_567), oldest_retx: false, any_retx: false };
         // 20.7 us after a send at 1.234567 us: floor(21.9) - floor(1.2) = 20 us.
         assert_eq!(sample(&p, SimTime(21_934_567), clean, None, Some(7)), Some(Dur::from_us(20)));
         // An ACK covering a retransmission: the SACKed segment's time instead...
@@ -183,14 +191,14 @@ mod tests {
     #[test]
     fn ns3_echo_samples_are_milliseconds_or_one_microsecond() {
         let p = params(RttClock::Ns3);
-        let acked = Acked { oldest: Some(Sent { seq: 1, end: 1001, at: us(980), retx: true }), any_retx: true };
+        let acked = Acked { any: true, oldest_at: us(980), oldest_retx: true, any_retx: true };
         // Sent at 0.98 ms (TSval 0), acked at 1.003 ms: one whole millisecond.
         assert_eq!(sample(&p, us(1_003), acked, None, Some(0)), Some(Dur::from_ms(1)));
         // Within the same millisecond: 1 us.
         assert_eq!(sample(&p, us(1_020), acked, None, Some(1)), Some(Dur::from_us(1)));
         // Without timestamps a retransmitted head gives nothing (Karn), a clean one the exact time.
         assert_eq!(sample(&p, us(1_003), acked, None, None), None);
-        let clean = Acked { oldest: Some(Sent { retx: false, ..acked.oldest.unwrap() }), any_retx: false };
+        let clean = Acked { oldest_retx: false, any_retx: false, ..acked };
         assert_eq!(sample(&p, SimTime(Dur::from_us(1_003).ps() + 7), clean, None, None), Some(Dur(Dur::from_us(23).ps() + 7)));
         // Nothing when the oldest segment is not acknowledged in full.
         assert_eq!(sample(&p, us(1_003), Acked::default(), None, Some(0)), None);

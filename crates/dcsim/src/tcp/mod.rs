@@ -605,26 +605,29 @@ impl Endpoint {
         }
     }
 
-    /// The RTT sample an ACK gives (`tcp.rtt_clock`). Ticks: RFC 7323 §4.1
-    /// with timestamps, else the timed segment, on ACKs of new data.
-    fn ack_rtt_sample(&mut self, now: SimTime, pkt: &Packet, first_new_sack: Option<u64>, p: &TcpParams) -> Option<Dur> {
-        let ack = pkt.ack;
-        let ts = (self.ts_ok && pkt.has_ts && ack > self.snd_una).then_some(pkt.ts_ecr);
-        match p.rtt.clock {
-            RttClock::Ticks => match (ts, self.timed) {
-                (Some(e), _) => self.ts_sample(now, e, p),
-                (None, Some((seq, t))) if ack > self.snd_una && ack >= seq => {
-                    self.timed = None;
-                    p.rtt.sample_from_ticks(now, t)
-                }
-                _ => None,
-            },
-            RttClock::Linux | RttClock::Ns3 => {
-                let acked = self.send_log.acked(ack);
-                let sacked_at = first_new_sack.and_then(|x| self.send_log.clean_send_time(x));
-                clock::sample(&p.rtt, now, acked, sacked_at, ts)
-            }
+    /// The tick clock's sample from an ACK of new data: RFC 7323 §4.1 with
+    /// timestamps, else the timed segment.
+    #[inline(always)]
+    fn tick_rtt_sample(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams) -> Option<Dur> {
+        if self.ts_ok && pkt.has_ts {
+            return self.ts_sample(now, pkt.ts_ecr, p);
         }
+        match self.timed {
+            Some((seq, t)) if pkt.ack >= seq => {
+                self.timed = None;
+                p.rtt.sample_from_ticks(now, t)
+            }
+            _ => None,
+        }
+    }
+
+    /// The `linux` and `ns3` clocks' sample from any ACK, from the send log.
+    #[inline(never)]
+    fn logged_rtt_sample(&mut self, now: SimTime, pkt: &Packet, first_new_sack: Option<u64>, p: &TcpParams) -> Option<Dur> {
+        let ts = (self.ts_ok && pkt.has_ts && pkt.ack > self.snd_una).then_some(pkt.ts_ecr);
+        let acked = self.send_log.acked(pkt.ack);
+        let sacked_at = first_new_sack.and_then(|x| self.send_log.clean_send_time(x));
+        clock::sample(&p.rtt, now, acked, sacked_at, ts)
     }
 
     fn window_field(&self, p: &TcpParams, syn: bool) -> u16 {
@@ -1098,8 +1101,10 @@ impl Endpoint {
         if newly_sacked > 0 && !self.rexmits.is_empty() {
             self.find_lost_retransmits(ack);
         }
-        if let Some(r) = self.ack_rtt_sample(now, pkt, first_new_sack, p) {
-            self.rtt.sample(r, &p.rtt, ack.max(self.snd_una), self.snd_max);
+        if p.rtt.clock != RttClock::Ticks {
+            if let Some(r) = self.logged_rtt_sample(now, pkt, first_new_sack, p) {
+                self.rtt.sample(r, &p.rtt, ack.max(self.snd_una), self.snd_max);
+            }
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -1117,6 +1122,11 @@ impl Endpoint {
                     self.recovery = b.recovery;
                     self.timeout_recover = b.timeout_recover;
                     self.snd_nxt = self.snd_max;
+                }
+            }
+            if p.rtt.clock == RttClock::Ticks {
+                if let Some(r) = self.tick_rtt_sample(now, pkt, p) {
+                    self.rtt.sample(r, &p.rtt, ack, self.snd_max);
                 }
             }
             if p.rto_backoff_reset == RtoBackoffReset::NewAck {

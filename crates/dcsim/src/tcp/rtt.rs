@@ -50,16 +50,19 @@ impl RttParams {
     /// When a retransmission timer armed at `now` for `rto` fires. Linux
     /// counts the RTO in whole jiffies (usecs_to_jiffies rounds up) and its
     /// timer wheel fires on a jiffy boundary: `jiffies + ceil(rto / G)`.
-    #[inline]
+    #[inline(always)]
     pub fn deadline(&self, now: SimTime, rto: Dur) -> SimTime {
-        match self.formula {
-            RtoFormula::Linux => {
-                let g = self.granularity.ps();
-                let jiffies = (now.ps() / g).saturating_add(rto.ps().div_ceil(g));
-                SimTime(jiffies.saturating_mul(g))
-            }
-            _ => now + rto,
+        if self.formula == RtoFormula::Linux {
+            return self.jiffy_deadline(now, rto);
         }
+        now + rto
+    }
+
+    #[inline(never)]
+    fn jiffy_deadline(&self, now: SimTime, rto: Dur) -> SimTime {
+        let g = self.granularity.ps();
+        let jiffies = (now.ps() / g).saturating_add(rto.ps().div_ceil(g));
+        SimTime(jiffies.saturating_mul(g))
     }
 }
 
@@ -101,6 +104,7 @@ impl RttEstimator {
 
     /// Take sample `r`, acknowledged up to `una` with `nxt` the highest
     /// sequence sent (Linux's estimator measures its deviation per RTT).
+    #[inline(always)]
     pub fn sample(&mut self, r: Dur, p: &RttParams, una: u64, nxt: u64) {
         self.latest = r;
         self.min = self.min.min(r);
@@ -114,6 +118,7 @@ impl RttEstimator {
     }
 
     /// RFC 6298 (2.2) and (2.3), alpha = 1/8, beta = 1/4, in integer picoseconds.
+    #[inline(always)]
     fn rfc6298_update(&mut self, r: Dur) {
         if !self.has_sample {
             self.srtt = r;
@@ -133,6 +138,7 @@ impl RttEstimator {
     /// that weight; RTTVAR (the RTO's variance term) rises at once to the
     /// largest `mdev` of the current RTT and, once per RTT, falls a quarter
     /// of the way to it, never below `min_rto`.
+    #[inline(never)]
     fn linux_update(&mut self, r: Dur, min_rto: Dur, una: u64, nxt: u64) {
         if !self.has_sample {
             self.has_sample = true;
@@ -143,16 +149,17 @@ impl RttEstimator {
             self.rtt_seq = nxt;
             return;
         }
-        let (m, srtt, mdev) = (r.ps() as i128, self.srtt.ps() as i128, self.mdev.ps() as i128);
+        // i64 picoseconds hold 106 days: no sample comes near.
+        let (m, srtt, mdev) = (r.ps().min(i64::MAX as u64) as i64, self.srtt.ps() as i64, self.mdev.ps() as i64);
         let err = m - srtt;
         self.srtt = Dur((srtt + err / 8) as u64);
         let step = if err < 0 {
-            let d = -err - mdev / 4;
+            let d = err.saturating_neg() - mdev / 4;
             if d > 0 { d / 8 } else { d }
         } else {
             err - mdev / 4
         };
-        self.mdev = Dur((mdev + step).max(0) as u64);
+        self.mdev = Dur(mdev.saturating_add(step).max(0) as u64);
         if self.mdev > self.mdev_max {
             self.mdev_max = self.mdev;
             self.rttvar = self.rttvar.max(self.mdev_max);
