@@ -131,3 +131,27 @@ def test_all_runs_every_experiment_resumably_and_writes_a_summary(tmp_path, monk
     reproduce.main(None, tmp_path, True, False, 2, every=True)
     assert "finished before" not in capsys.readouterr().err, "other seeds: run again"
     assert reproduce.main("clues-rtt", tmp_path, True, False, None, every=True) == 2
+
+
+def test_a_variant_sets_its_keys_in_every_run_and_is_reported_apart(tmp_path, monkeypatch):
+    from dcsim import reproduce
+
+    # clues-nagle over 1 us links in place of the thesis' 134 ns: every
+    # transaction takes longer, so the variant's numbers must differ.
+    variant = {"name": "long-links", "why": "1 us links", "set": {"topology.link_delay": "1us"}}
+    monkeypatch.setattr(reproduce, "available", lambda: ["clues-nagle"])
+    monkeypatch.setattr(reproduce, "variants", lambda name: {"long-links": variant} if name == "clues-nagle" else {})
+    assert reproduce.main(None, tmp_path, True, False, None, every=True) == 0
+    with (tmp_path / "summary.csv").open() as f:
+        table = list(csv.DictReader(f))
+    assert [(r["family"], r["experiment"]) for r in table] == [
+        ("CLUES", "clues-nagle"), ("CLUES variants", "clues-nagle--long-links"),
+        ("CLUES", "(all)"), ("CLUES variants", "(all)"), ("all", "(all)")]
+    assert table[-1]["rows"] == table[0]["rows"], "variants do not count toward the totals"
+    rows = {}
+    for label in ("clues-nagle", "clues-nagle--long-links"):
+        with (tmp_path / label / "comparison.csv").open() as f:
+            rows[label] = list(csv.DictReader(f))
+        assert {r["experiment"] for r in rows[label]} == {label}
+    assert [r["dcsim"] for r in rows["clues-nagle"]] != [r["dcsim"] for r in rows["clues-nagle--long-links"]]
+    assert "variant long-links: 1 us links" in (tmp_path / "clues-nagle--long-links" / "report.html").read_text()

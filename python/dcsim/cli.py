@@ -146,7 +146,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if (args.name or args.all) and not args.list:
         _check_writable(args.out)
-    return reproduce_main(args.name, Path(args.out), args.quick, args.list, args.seeds, args.all)
+    if args.all and args.variant:
+        return _fail("reproduce: --all runs every variant already; --variant goes with an experiment name")
+    return reproduce_main(args.name, Path(args.out), args.quick, args.list, args.seeds, args.all, args.variant)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -254,7 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("name", nargs="?", help="experiment name (see --list)")
     p.add_argument("--list", action="store_true", help="list the experiments")
     p.add_argument("--all", action="store_true",
-                   help="run every experiment (resumable), then write OUT/summary.csv and OUT/index.html")
+                   help="run every experiment and then every variant (resumable), then write OUT/summary.csv and OUT/index.html")
+    p.add_argument("--variant", metavar="NAME",
+                   help="run one of the experiment's named variants (see --list): one modelled difference set otherwise")
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
     p.add_argument("--seeds", type=_seed_count, metavar="N",

@@ -203,11 +203,27 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
     return out
 
 
-def run(name: str, out: Path, quick: bool, seeds: int | None = None) -> list[dict[str, Any]]:
-    """Run the experiment on `seeds` replicas (default: DEFAULT_SEEDS),
-    compare with the paper and write the outputs."""
+def variants(name: str) -> dict[str, dict[str, Any]]:
+    """The experiment's named variants ([[variant]] in experiment.toml): the
+    same experiment with a few keys set otherwise in every run, to show what
+    one modelled difference does to its rows (docs/reproduce.md)."""
+    spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
+    return {v["name"]: v for v in spec.get("variant", [])}
+
+
+def run_name(name: str, variant: str | None) -> str:
+    """Where a run's outputs go and what its rows' `experiment` says."""
+    return f"{name}--{variant}" if variant else name
+
+
+def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: str | None = None) -> list[dict[str, Any]]:
+    """Run the experiment (or one of its variants) on `seeds` replicas
+    (default: DEFAULT_SEEDS), compare with the paper and write the outputs."""
     folder = ROOT / name
     spec = tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8"))
+    if variant:
+        v = variants(name)[variant]
+        spec = spec | {"variant_set": v["set"], "title": f"{spec['title']} (variant {variant}: {v['why']})"}
     runner, figure = RUNNERS[name]
     n = seeds or DEFAULT_SEEDS[quick]
     replicas = []
@@ -220,15 +236,15 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None) -> list[dic
             print("  the second seed repeats the first exactly: the experiment is deterministic", file=sys.stderr)
             replicas.pop()
             break
-    comparison = compare(name, spec, replicas)
+    comparison = compare(run_name(name, variant), spec, replicas)
     rows = [{"seed": replica + 1} | r for replica, rs in enumerate(replicas) for r in rs]
-    dest = out / name
+    dest = out / run_name(name, variant)
     _write_csv(dest / "comparison.csv", FIELDS, comparison)
     _write_text(dest / "measurements.json", json.dumps(rows, indent=2) + "\n")
     from .plot import save
 
     # The figure shows the first seed's run, as a paper's figure shows one run.
-    fig_path = save(figure(replicas[0], spec), dest / "figures" / f"{name}.png")
+    fig_path = save(figure(replicas[0], spec), dest / "figures" / f"{run_name(name, variant)}.png")
     _write_text(dest / "report.html", report_page(spec, comparison, rows, fig_path, quick, len(replicas), n))
     return comparison
 
@@ -321,7 +337,10 @@ def _fingerprint(name: str) -> str:
     from . import _core
 
     h = hashlib.sha256(Path(_core.__file__).read_bytes())
-    for f in [Path(__file__), *sorted(Path(ROOT).glob("*.py")), *sorted((ROOT / name).rglob("*"))]:
+    spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
+    # An experiment may run another's scenario files (scenario = "../x/...").
+    folders = sorted({ROOT / name, (ROOT / name / spec.get("scenario", ".")).resolve().parent})
+    for f in [Path(__file__), *sorted(Path(ROOT).glob("*.py")), *(g for d in folders for g in sorted(d.rglob("*")))]:
         if f.is_file():
             h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]
@@ -344,21 +363,26 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
     OUT/summary.csv (per experiment, per family and in all) and OUT/index.html."""
     from . import __version__
 
+    # The experiments, then their variants (reported apart: they diagnose
+    # misses and do not count toward a family's rows).
     names = available()
+    todo = [(n, None) for n in names] + [(n, v) for n in names for v in variants(n)]
     requested = seeds or DEFAULT_SEEDS[quick]
     records = []
-    for k, name in enumerate(names, 1):
-        dest = out / name
+    for k, (name, variant) in enumerate(todo, 1):
+        label = run_name(name, variant)
+        dest = out / label
         fingerprint = _fingerprint(name)
         record = _finished(dest, quick, requested, fingerprint)
         if record is not None:
-            print(f"[{k}/{len(names)}] {name}: finished before, kept", file=sys.stderr, flush=True)
+            print(f"[{k}/{len(todo)}] {label}: finished before, kept", file=sys.stderr, flush=True)
         else:
-            print(f"[{k}/{len(names)}] {name}", file=sys.stderr, flush=True)
+            print(f"[{k}/{len(todo)}] {label}", file=sys.stderr, flush=True)
             start = time.perf_counter()
-            comparison = run(name, out, quick, seeds)
+            comparison = run(name, out, quick, seeds, variant)
             verdicts = [r["verdict"] for r in comparison]
-            record = {"family": _family(name), "experiment": name, "mode": "quick" if quick else "full", "rows": len(verdicts),
+            family = _family(name) + (" variants" if variant else "")
+            record = {"family": family, "experiment": label, "mode": "quick" if quick else "full", "rows": len(verdicts),
                       "holds": verdicts.count("holds"), "misses": verdicts.count("misses"),
                       "inconclusive": verdicts.count("inconclusive"), "seeds": comparison[0]["seeds"] if comparison else 0,
                       "wall_s": round(time.perf_counter() - start, 1), "version": __version__,
@@ -382,7 +406,8 @@ def summary_table(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     frame = pd.DataFrame(records)
     counts = ["rows", "holds", "misses", "inconclusive", "wall_s"]
     totals = []
-    for family, group in [*frame.groupby("family", sort=False), ("all", frame)]:
+    main = frame[~frame["family"].str.endswith(" variants")]
+    for family, group in [*frame.groupby("family", sort=False), ("all", main)]:
         row = group[counts].sum().to_dict() | {"family": family, "experiment": "(all)", "mode": group["mode"].iloc[0],
                                                "seeds": "-".join(map(str, sorted({group['seeds'].min(), group['seeds'].max()}))),
                                                "version": group["version"].iloc[0], "date": group["date"].max()}
@@ -390,7 +415,8 @@ def summary_table(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(r) for r in records] + totals
 
 
-def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int | None = None, every: bool = False) -> int:
+def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int | None = None, every: bool = False,
+         variant: str | None = None) -> int:
     if every:
         if name:
             print(f"dcsim: error: reproduce: give an experiment name or --all, not both (got {name!r} and --all)", file=sys.stderr)
@@ -408,11 +434,17 @@ def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int |
         for n in names:
             spec = tomllib.loads((ROOT / n / "experiment.toml").read_text(encoding="utf-8"))
             print(f"{n:<{width}}  {spec['title']}\n{'':<{width}}  {spec['paper']}")
+            for v in spec.get("variant", []):
+                print(f"{'':<{width}}  --variant {v['name']}: {v['why']}")
         return 0
     if name not in names:
         print(f"dcsim: error: unknown experiment {name!r}: expected one of {', '.join(names)}", file=sys.stderr)
         return 2
-    comparison = run(name, out, quick, seeds)
+    if variant is not None and variant not in variants(name):
+        allowed = ", ".join(variants(name)) or "none"
+        print(f"dcsim: error: --variant: {name} has no variant {variant!r}: expected one of: {allowed}", file=sys.stderr)
+        return 2
+    comparison = run(name, out, quick, seeds, variant)
     marks = {"holds": "ok  ", "misses": "MISS", "inconclusive": "??  "}
     for r in comparison:
         value = metric_formatter(r["metric"] if r["metric"] != "claim" else "ratio")
@@ -424,5 +456,5 @@ def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int |
     unsure = sum(1 for r in comparison if r["verdict"] == "inconclusive")
     requested = seeds or DEFAULT_SEEDS[quick]
     used = comparison[0]["seeds"] if comparison else requested
-    print(f"{held}/{len(comparison)} rows hold, {unsure} inconclusive, {_runs(used, requested)}; {out / name}/report.html")
+    print(f"{held}/{len(comparison)} rows hold, {unsure} inconclusive, {_runs(used, requested)}; {out / run_name(name, variant)}/report.html")
     return 0

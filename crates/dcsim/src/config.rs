@@ -992,6 +992,11 @@ pub enum RttClock {
     /// the echoed milliseconds, and 1 us if that is zero; without, the exact
     /// time since it was sent, unless it was retransmitted.
     Ns3,
+    /// ns-3 before 3.34 (2021), the ns-3 of ECN#'s public code (seed 003):
+    /// as `ns3`, but a zero timestamp difference is no sample (not 1 us),
+    /// and a retransmitted oldest segment gives none even with timestamps.
+    #[serde(rename = "ns3_legacy")]
+    Ns3Legacy,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1867,7 +1872,11 @@ impl Scenario {
                 return Err(err("tcp.arrear.syn_data", format!("{} B does not fit in a SYN: at most {room} B with link.mtu = {}", a.syn_data.0, self.link.mtu)));
             }
             if self.tcp.rtt_clock != RttClock::Ticks {
-                let name = if self.tcp.rtt_clock == RttClock::Linux { "linux" } else { "ns3" };
+                let name = match self.tcp.rtt_clock {
+                    RttClock::Linux => "linux",
+                    RttClock::Ns3 => "ns3",
+                    _ => "ns3_legacy",
+                };
                 return Err(err("tcp.rtt_clock", format!("ARREAR (tcp.arrear) replaces the samples of the tick clock and needs rtt_clock = \"ticks\"; got \"{name}\" (\"linux\" is the default)")));
             }
         }

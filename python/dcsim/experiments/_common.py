@@ -40,7 +40,10 @@ def replica_seed(spec: dict[str, Any], base: int) -> int:
 
 
 def seeded(overrides: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """`overrides` plus this replica's master seed (none for the first)."""
+    """`overrides` plus a variant's keys (`spec["variant_set"]`, set by
+    `dcsim reproduce --variant`) and this replica's master seed (none for
+    the first)."""
+    overrides = overrides | spec.get("variant_set", {})
     return overrides if spec.get("replica", 0) == 0 else overrides | {"run.seed": replica_seed(spec, 0)}
 
 

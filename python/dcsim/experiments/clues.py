@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ..scenario import set_path
 from ._common import Job, Rows, _finish, _run_jobs, replica_seed, seeded
 
 
@@ -280,6 +281,8 @@ def _run_sweep(spec: dict[str, Any], folder: Path, quick: bool, arrear_runs: lis
     if quick:
         points = points[:: spec["quick_stride"]]
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
+    for key, value in spec.get("variant_set", {}).items():
+        set_path(base, key, value)
     base["output"] = {"queue_sample_interval": "0s"}
     run = base.setdefault("run", {})
     run["seed"] = replica_seed(spec, run.get("seed", 1))

@@ -125,14 +125,25 @@ pub fn sample(p: &RttParams, now: SimTime, acked: Acked, sacked_at: Option<SimTi
         // Only when the oldest outstanding segment is acknowledged in full.
         RttClock::Ns3 if !acked.any => None,
         RttClock::Ns3 => match tsecr {
-            // TcpOptionTS::ElapsedTimeFromTsValue: zero unless now (ms) > echo.
-            Some(e) => {
-                let now_ms = p.tick(now);
-                Some(if now_ms > e { p.ts_tick.saturating_mul((now_ms - e) as u64) } else { Dur::from_us(1) })
-            }
+            // TcpOptionTS::ElapsedTimeFromTsValue: zero unless now (ms) > echo;
+            // CalculateRttSample makes a zero 1 us (since ns-3.34).
+            Some(e) => Some(ns3_elapsed(p, now, e).unwrap_or(Dur::from_us(1))),
             None => (!acked.oldest_retx).then(|| now - acked.oldest_at),
         },
+        // Before 3.34 (EstimateRtt): Karn on the oldest segment, timestamps
+        // or not, and a zero is no measurement.
+        RttClock::Ns3Legacy if !acked.any || acked.oldest_retx => None,
+        RttClock::Ns3Legacy => match tsecr {
+            Some(e) => ns3_elapsed(p, now, e),
+            None => Some(now - acked.oldest_at),
+        },
     }
+}
+
+/// ns-3's milliseconds since an echoed TSval, if more than zero.
+fn ns3_elapsed(p: &RttParams, now: SimTime, tsecr: u32) -> Option<Dur> {
+    let now_ms = p.tick(now);
+    (now_ms > tsecr).then(|| p.ts_tick.saturating_mul((now_ms - tsecr) as u64))
 }
 
 #[cfg(test)]
@@ -202,5 +213,16 @@ mod tests {
         assert_eq!(sample(&p, SimTime(Dur::from_us(1_003).ps() + 7), clean, None, None), Some(Dur(Dur::from_us(23).ps() + 7)));
         // Nothing when the oldest segment is not acknowledged in full.
         assert_eq!(sample(&p, us(1_003), Acked::default(), None, Some(0)), None);
+    }
+
+    #[test]
+    fn ns3_before_3_34_drops_zero_samples_and_retransmitted_heads() {
+        let p = params(RttClock::Ns3Legacy);
+        let clean = Acked { any: true, oldest_at: us(980), oldest_retx: false, any_retx: false };
+        assert_eq!(sample(&p, us(1_003), clean, None, Some(0)), Some(Dur::from_ms(1)));
+        assert_eq!(sample(&p, us(1_020), clean, None, Some(1)), None, "zero is no sample");
+        let resent = Acked { oldest_retx: true, any_retx: true, ..clean };
+        assert_eq!(sample(&p, us(1_003), resent, None, Some(0)), None, "Karn even with timestamps");
+        assert_eq!(sample(&p, us(1_003), clean, None, None), Some(Dur::from_us(23)));
     }
 }

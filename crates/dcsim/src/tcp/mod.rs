@@ -93,7 +93,7 @@ impl TcpParams {
                 // Linux's and ns-3's timestamps count milliseconds.
                 ts_tick: match t.rtt_clock {
                     RttClock::Ticks => t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
-                    RttClock::Linux | RttClock::Ns3 => Dur::from_ms(1),
+                    RttClock::Linux | RttClock::Ns3 | RttClock::Ns3Legacy => Dur::from_ms(1),
                 },
                 // With ARREAR, samples come from its clock.
                 granularity: t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
@@ -857,7 +857,7 @@ impl Endpoint {
         let r = match p.rtt.clock {
             RttClock::Ticks if ts => self.ts_sample(now, pkt.ts_ecr, p),
             RttClock::Ticks => timed.and_then(|(_, t)| p.rtt.sample_from_ticks(now, t)),
-            RttClock::Linux | RttClock::Ns3 => clock::sample(&p.rtt, now, syn, None, ts.then_some(pkt.ts_ecr)),
+            _ => clock::sample(&p.rtt, now, syn, None, ts.then_some(pkt.ts_ecr)),
         };
         if let Some(r) = r {
             self.rtt.sample(r, &p.rtt, 1, 1);
