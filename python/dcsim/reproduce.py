@@ -205,8 +205,9 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
 
 def variants(name: str) -> dict[str, dict[str, Any]]:
     """The experiment's named variants ([[variant]] in experiment.toml): the
-    same experiment with a few keys set otherwise in every run, to show what
-    one modelled difference does to its rows (docs/reproduce.md)."""
+    same experiment with a few scenario keys (`set`) or runner parameters
+    (`spec`) otherwise, to show what one modelled difference does to its
+    rows (docs/reproduce.md)."""
     spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
     return {v["name"]: v for v in spec.get("variant", [])}
 
@@ -223,7 +224,7 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: st
     spec = tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8"))
     if variant:
         v = variants(name)[variant]
-        spec = spec | {"variant_set": v["set"], "title": f"{spec['title']} (variant {variant}: {v['why']})"}
+        spec = spec | v.get("spec", {}) | {"variant_set": v.get("set", {}), "title": f"{spec['title']} (variant {variant}: {v['why']})"}
     runner, figure = RUNNERS[name]
     n = seeds or DEFAULT_SEEDS[quick]
     replicas = []

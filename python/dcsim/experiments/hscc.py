@@ -213,11 +213,19 @@ def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[s
     soon as the last one arrived, N / c times; once per epoch. With
     background, one long-lived flow from each server into rack 4."""
     servers, clients, c = spec["servers"], spec["clients"], case["connections"]
+    rack = spec["hosts_per_rack"]
     out: list[dict[str, Any]] = []
     for start in case["epochs_s"]:
-        for client in clients:
-            out.append({"type": "requests", "client": client, "servers": [s for s in servers for _ in range(c)], "request_size": "100B",
-                        "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c, "start": f"{start}s"})
+        for k, client in enumerate(clients):
+            # The testbed's script (ahmedcs/HSCC scripts/incast.sh) skips, in
+            # every server rack, the host with the client's own index: that
+            # machine is the client itself (126 pairs, not 147).
+            mine = [s for s in servers if not (spec.get("skip_own_index") and s % rack == k)]
+            w = {"type": "requests", "client": client, "servers": [s for s in mine for _ in range(c)], "request_size": "100B",
+                 "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c, "start": f"{start}s"}
+            if spec.get("send_jitter"):
+                w["send_jitter"] = spec["send_jitter"]
+            out.append(w)
     if case["background"]:
         out.append({"type": "bulk", "src": servers, "dst": [clients[i % len(clients)] for i in range(len(servers))], "pairing": "zip", "size": "inf"})
     return out
