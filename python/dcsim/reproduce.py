@@ -26,6 +26,7 @@ import io
 import json
 import math
 import statistics
+import subprocess
 import sys
 import time
 import tomllib
@@ -330,6 +331,24 @@ def _family(name: str) -> str:
     return {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES"}.get(name.split("-")[0], name.split("-")[0])
 
 
+def _build() -> str:
+    """dcsim's version, and the commit when it runs from a git checkout
+    ("-dirty" with uncommitted changes), for the summary's `version`."""
+    from . import __version__
+
+    def run_git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10)
+
+    try:
+        sha = run_git("rev-parse", "--short", "HEAD")
+        if sha.returncode != 0:
+            return __version__
+        dirty = run_git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+        return f"{__version__} ({sha.stdout.strip()}{'-dirty' if dirty else ''})"
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+
+
 def _fingerprint(name: str) -> str:
     """What a reproduction's results depend on besides mode and seeds: the
     simulator core, the runners and the experiment's own files."""
@@ -362,8 +381,7 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
     """Every experiment, one after another (each runs its jobs on every core);
     resumable: an experiment whose run.json matches is kept. Writes
     OUT/summary.csv (per experiment, per family and in all) and OUT/index.html."""
-    from . import __version__
-
+    build = _build()
     # The experiments, then their variants (reported apart: they diagnose
     # misses and do not count toward a family's rows).
     names = available()
@@ -386,7 +404,7 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
             record = {"family": family, "experiment": label, "mode": "quick" if quick else "full", "rows": len(verdicts),
                       "holds": verdicts.count("holds"), "misses": verdicts.count("misses"),
                       "inconclusive": verdicts.count("inconclusive"), "seeds": comparison[0]["seeds"] if comparison else 0,
-                      "wall_s": round(time.perf_counter() - start, 1), "version": __version__,
+                      "wall_s": round(time.perf_counter() - start, 1), "version": build,
                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                       "quick": quick, "requested_seeds": requested, "fingerprint": fingerprint}
             _write_text(dest / "run.json", json.dumps(record, indent=1) + "\n")
