@@ -3,9 +3,9 @@
 //!
 //! - `ticks` needs no state here: TSval is a tick count of G and the timed
 //!   segment carries one ([`super::rtt::RttParams::sample_from_ticks`]).
-//! - `linux` and `ns3` time segments from their exact send times, which the
-//!   [`SendLog`] keeps as Linux's retransmit queue (`skb->skb_mstamp_ns`)
-//!   and ns-3's `m_history` (RttHistory) do.
+//! - `linux`, `ns3` and `ns3_legacy` time segments from their exact send
+//!   times, which the [`SendLog`] keeps as Linux's retransmit queue
+//!   (`skb->skb_mstamp_ns`) and ns-3's `m_history` (RttHistory) do.
 
 use super::rtt::RttParams;
 use crate::config::RttClock;
@@ -22,8 +22,8 @@ pub struct Sent {
 }
 
 /// Segments in flight in sequence order (new data goes out in sequence
-/// order, so also in order of first transmission). Used only by the `linux`
-/// and `ns3` clocks; the deque reaches the window's size once and is reused.
+/// order, so also in order of first transmission). Used by every clock but
+/// `ticks`; the vector grows to the window's size once and is reused.
 #[derive(Clone, Debug, Default)]
 pub struct SendLog {
     /// Entries q[head..] are in flight; the acknowledged prefix is dropped
@@ -101,7 +101,7 @@ fn linux_us(now: SimTime, at: SimTime) -> Dur {
     Dur::from_us((now.ps() / US).saturating_sub(at.ps() / US))
 }
 
-/// The sample an ACK gives under the `linux` or `ns3` clock, after the log
+/// The sample an ACK gives under a clock that keeps a send log, after the log
 /// has been updated with it: `acked` is what it acknowledged cumulatively,
 /// `sacked_at` the send time of the first segment it newly SACKed (if never
 /// retransmitted), `tsecr` its timestamp echo when timestamps are in use

@@ -399,7 +399,7 @@ pub struct Endpoint {
     arrear: Option<Box<Arrear>>,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
     timed: Option<(u64, u32)>,
-    /// Send times of segments in flight (the `linux` and `ns3` RTT clocks).
+    /// Send times of segments in flight (every RTT clock but `ticks`).
     send_log: SendLog,
     pub rto_timer: Timer,
 
@@ -621,7 +621,7 @@ impl Endpoint {
         }
     }
 
-    /// The `linux` and `ns3` clocks' sample from any ACK, from the send log.
+    /// A logging clock's sample from any ACK (`linux`, `ns3`, `ns3_legacy`).
     #[inline(never)]
     fn logged_rtt_sample(&mut self, now: SimTime, pkt: &Packet, first_new_sack: Option<u64>, p: &TcpParams) -> Option<Dur> {
         let ts = (self.ts_ok && pkt.has_ts && pkt.ack > self.snd_una).then_some(pkt.ts_ecr);

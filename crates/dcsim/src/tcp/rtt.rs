@@ -134,8 +134,8 @@ impl RttEstimator {
 
     /// Linux's tcp_rtt_estimator (Linux 6.x, net/ipv4/tcp_input.c), in
     /// picoseconds: SRTT with gain 1/8; `mdev` (four mean deviations) with
-    /// gain 1/4, except that a sample below SRTT raises it with an eighth of
-    /// that weight; RTTVAR (the RTO's variance term) rises at once to the
+    /// gain 1/4, except that a sample below SRTT by more than mdev/4 raises
+    /// it by an eighth of the excess only; RTTVAR (the RTO's variance term) rises at once to the
     /// largest `mdev` of the current RTT and, once per RTT, falls a quarter
     /// of the way to it, never below `min_rto`.
     #[inline(never)]
