@@ -200,3 +200,33 @@ def test_closed_loop_send_jitter_delays_each_request_by_a_seeded_uniform_draw():
     assert all(0 <= b["start"] - a["end"] < 50e-6 for v in by_conn.values() for a, b in zip(v, v[1:]))
     assert run("50us", 1) == jittered, "same seed, same draws"
     assert [f["start"] for f in run("50us", 2)] != [f["start"] for f in jittered], "another seed, other draws"
+
+
+def test_per_flow_requests_open_a_connection_per_request_and_close_it():
+    def run(connections):
+        s = REQ_BASE | {"run": {"duration": "10s", "stop_when_done": True},
+                        "workload": [{"type": "requests", "client": 0, "servers": [1, 1, 2, 2], "response": "20KB",
+                                      "arrival": "closed_loop", "count": 3, "connections": connections}],
+                        "output": {"pcap": [{"host": 0, "name": "client"}]}}
+        r = dcsim.run(s)
+        return r.flows.to_pylist(), fins(r.pcaps["client"])
+
+    def fins(pcap: bytes) -> int:
+        """Segments with FIN in a capture (Ethernet, IPv4, TCP)."""
+        n, at = 0, 24
+        while at < len(pcap):
+            caplen = int.from_bytes(pcap[at + 8:at + 12], "little")
+            frame = pcap[at + 16:at + 16 + caplen]
+            tcp = 14 + (frame[14] & 0x0F) * 4
+            n += frame[tcp + 13] & 0x01
+            at += 16 + caplen
+        return n
+
+    pooled, pooled_fins = run("persistent")
+    fresh, fresh_fins = run("per_flow")
+    assert len(fresh) == len(pooled) == 12 and all(f["fct"] is not None for f in fresh)
+    assert len({f["conn"] for f in pooled}) == 4 and pooled_fins == 0, "two connections per server, reused, never closed"
+    assert len({f["conn"] for f in fresh}) == 12, "one connection per request"
+    assert fresh_fins == 24, "the server closes after its response, then the client"
+    # A later request on a fresh connection waits for a handshake; a reused one does not.
+    assert min(f["fct"] for f in fresh if f["start"] > 0) > min(f["fct"] for f in pooled if f["start"] > 0)

@@ -1262,6 +1262,16 @@ pub struct Requests {
     /// scheduling noise, which a simulator otherwise lacks (default 0).
     #[serde(default)]
     pub send_jitter: DurV,
+    /// `persistent` (default): pooled connections, as above. `per_flow`: a
+    /// new connection for every request, which the server closes after its
+    /// response and the client then closes too (HTTP without keep-alive,
+    /// ApacheBench without -k).
+    #[serde(default = "persistent_connections")]
+    pub connections: Connections,
+}
+
+fn persistent_connections() -> Connections {
+    Connections::Persistent
 }
 
 /// Fan-out/fan-in search (seed 000 §III-B, after OLDISim): the client sends a

@@ -223,8 +223,9 @@ def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[s
             mine = [s for s in servers if not (spec.get("skip_own_index") and s % rack == k)]
             w = {"type": "requests", "client": client, "servers": [s for s in mine for _ in range(c)], "request_size": "100B",
                  "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c, "start": f"{start}s"}
-            if spec.get("send_jitter"):
-                w["send_jitter"] = spec["send_jitter"]
+            for key in ("send_jitter", "connections"):  # set by variants
+                if key in spec:
+                    w[key] = spec[key]
             out.append(w)
     if case["background"]:
         out.append({"type": "bulk", "src": servers, "dst": [clients[i % len(clients)] for i in range(len(servers))], "pairing": "zip", "size": "inf"})

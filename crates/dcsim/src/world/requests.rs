@@ -1,4 +1,5 @@
-//! Request/response over pooled persistent connections (seed 000 §III-A).
+//! Request/response over pooled persistent connections (seed 000 §III-A),
+//! or a new connection per request (`connections = "per_flow"`).
 
 use super::*;
 
@@ -24,6 +25,8 @@ pub(super) struct RequestsApp {
     pub(super) count: Option<u32>,
     /// Closed loop: each request waits a uniform random [0, send_jitter).
     pub(super) send_jitter: Dur,
+    /// A new connection per request, closed after its response.
+    pub(super) per_request: bool,
 }
 
 /// One connection of a requests app and the request it carries.
@@ -71,6 +74,7 @@ impl World<'_> {
             sent: vec![0; p.servers.0.len()],
             count: p.count,
             send_jitter: p.send_jitter.0,
+            per_request: p.connections == crate::config::Connections::PerFlow,
         });
         if p.arrival == RequestArrival::Poisson || p.count.is_some() {
             self.unfinished += 1;
@@ -122,7 +126,7 @@ impl World<'_> {
         let size = a.dist.sample(&mut a.rng);
         a.open += 1;
         a.sent[server as usize] += 1;
-        let idle = a.pool[server as usize].iter().copied().find(|&s| !a.slots[s as usize].busy);
+        let idle = if a.per_request { None } else { a.pool[server as usize].iter().copied().find(|&s| !a.slots[s as usize].busy) };
         let (slot, new_conn) = match idle {
             Some(s) => (s, false),
             None => {
@@ -131,7 +135,9 @@ impl World<'_> {
                 let conn = self.new_connection(client, host, ConnApp::Requests { app, slot });
                 let a = &mut self.requests[app as usize];
                 a.slots.push(RequestSlot { conn, server, busy: false, size: 0, flow: 0, request_bytes: 0, answered: 0, response_bytes: 0, response_base: 0 });
-                a.pool[server as usize].push(slot);
+                if !a.per_request {
+                    a.pool[server as usize].push(slot);
+                }
                 (slot, true)
             }
         };
@@ -172,23 +178,27 @@ impl World<'_> {
 
     pub(super) fn requests_react(&mut self, now: SimTime, app: u32, slot: u32, side: u32, delivered: u64) {
         let a = &mut self.requests[app as usize];
-        let request = a.request;
+        let (request, per_request) = (a.request, a.per_request);
         let st = &mut a.slots[slot as usize];
         if side == 1 && delivered > 0 {
-            // Server: answer each complete request with its response.
+            // Server: answer each complete request with its response (and
+            // close, without keep-alive).
             st.request_bytes += delivered;
             while st.request_bytes >= (st.answered + 1) * request {
                 st.answered += 1;
                 let (conn, size) = (st.conn, st.size);
-                self.eps[(conn * 2 + 1) as usize].write(size, false);
+                self.eps[(conn * 2 + 1) as usize].write(size, per_request);
             }
         } else if side == 0 && delivered > 0 {
             st.response_bytes += delivered;
             if st.busy && st.response_bytes >= st.response_base + st.size {
                 st.response_base += st.size;
                 st.busy = false;
-                let (flow, size, server) = (st.flow, st.size, st.server);
+                let (flow, size, server, conn) = (st.flow, st.size, st.server, st.conn);
                 a.open -= 1;
+                if per_request {
+                    self.eps[(conn * 2) as usize].write(0, true); // the client closes its side
+                }
                 self.complete_flow(flow as usize, now, size);
                 let a = &mut self.requests[app as usize];
                 match a.arrival {
