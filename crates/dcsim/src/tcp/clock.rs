@@ -14,11 +14,11 @@ use dcsim_engine::{Dur, SimTime};
 /// One segment of new data in flight: [seq, end), when it was first sent,
 /// and whether any of it has been sent again since.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sent {
-    pub seq: u64,
-    pub end: u64,
-    pub at: SimTime,
-    pub retx: bool,
+struct Sent {
+    seq: u64,
+    end: u64,
+    at: SimTime,
+    retx: bool,
 }
 
 /// Segments in flight in sequence order (new data goes out in sequence
