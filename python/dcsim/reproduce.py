@@ -226,12 +226,17 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: st
     if variant:
         v = variants(name)[variant]
         spec = spec | v.get("spec", {}) | {"variant_set": v.get("set", {}), "title": f"{spec['title']} (variant {variant}: {v['why']})"}
+    if quick:
+        # A quick_X key replaces X: it may shrink a run (a shorter stop), and
+        # should not drop a condition, since every row of the full version is
+        # compared in the quick one too.
+        spec = spec | {k.removeprefix("quick_"): v for k, v in spec.items() if k.startswith("quick_")}
     runner, figure = RUNNERS[name]
     n = seeds or DEFAULT_SEEDS[quick]
     replicas = []
     for replica in range(n):
         print(f"  seed {replica + 1}/{n}", file=sys.stderr, flush=True)
-        replicas.append(runner(spec | {"replica": replica}, folder, quick))
+        replicas.append(runner(spec | {"replica": replica}, folder))
         if replica == 1 and replicas[1] == replicas[0]:
             # The seed enters nothing the experiment measures (no random input):
             # more seeds would repeat the same run, and one run is exact.

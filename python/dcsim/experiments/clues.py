@@ -33,7 +33,7 @@ def _rto_case_cells(scenario: Path, base: dict[str, Any], lossless: float, tiers
                        f"{[n for n in tiers if n not in found]} non-parallel RTOs")
 
 
-def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str, Any]]:
+def clues_rtt(spec: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
     """Seed 004 Fig. 21: completion time against RTT measurement resolution,
     for transactions with one and with two non-parallel RTOs."""
     import dcsim
@@ -41,13 +41,13 @@ def clues_rtt(spec: dict[str, Any], folder: Path, quick: bool) -> list[dict[str,
     scenario = folder / spec["scenario"]
     cases = {"single": 1, "double": 2}
     rows = []
-    for rate in spec["quick_rates" if quick else "rates"]:
+    for rate in spec["rates"]:
         base = seeded({"topology.link_rate": rate}, spec)
         lossless = dcsim.run(scenario, overrides=base | {"switch.voq.ingress_cells": 100_000}).queries["completion_time"].to_pylist()[0]
         rows.append({"metric": "lossless_us", "rate": rate, "resolution_us": None, "clock": None, "value": lossless * 1e6, "cells": None})
         cells = _rto_case_cells(scenario, base, lossless, list(cases.values()))
         arrear_us = spec["arrear_clock_ns"] / 1000
-        clocks = [({"tcp.rtt_granularity": f"{us}us"}, "ticks", us) for us in spec["quick_resolutions_us" if quick else "resolutions_us"]]
+        clocks = [({"tcp.rtt_granularity": f"{us}us"}, "ticks", us) for us in spec["resolutions_us"]]
         clocks.append(({"tcp.arrear": {"clock": f"{spec['arrear_clock_ns']}ns"}}, "ARREAR", arrear_us))
         for case, tiers in cases.items():
             completion = {}
@@ -139,11 +139,10 @@ def _transaction(condition: dict[str, Any], scenario: str, rate: str, responders
                                         "workload[0].response_size": f"{total // responders}B"})
 
 
-def clues_occupancy(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    q = "quick_" if quick else ""
+def clues_occupancy(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
-    jobs = [_transaction({"figure": "11", "rate": rate, "responders": 2}, scenario, rate, 2, spec["cells"]) for rate in spec[q + "rates"]]
-    jobs += [_transaction({"figure": "12", "rate": "10Gbps", "responders": n}, scenario, "10Gbps", n, spec["cells"]) for n in spec[q + "responders"]]
+    jobs = [_transaction({"figure": "11", "rate": rate, "responders": 2}, scenario, rate, 2, spec["cells"]) for rate in spec["rates"]]
+    jobs += [_transaction({"figure": "12", "rate": "10Gbps", "responders": n}, scenario, "10Gbps", n, spec["cells"]) for n in spec["responders"]]
     return _run_jobs(jobs, _measure_transaction, spec)
 
 
@@ -169,7 +168,7 @@ def clues_occupancy_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
-def clues_loss_recovery(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def clues_loss_recovery(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs = []
     for c in spec["cells"]:
@@ -210,7 +209,7 @@ def clues_loss_recovery_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes.flat)
 
 
-def clues_nagle(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def clues_nagle(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs = []
     for nagle in (False, True):
@@ -275,11 +274,10 @@ def _sweep_chunk(base: dict[str, Any], rate: str, arrear: bool, points: list[tup
     return out
 
 
-def _run_sweep(spec: dict[str, Any], folder: Path, quick: bool, arrear_runs: list[bool]) -> tuple[list[tuple[Any, ...]], int, int, float]:
+def _run_sweep(spec: dict[str, Any], folder: Path, arrear_runs: list[bool]) -> tuple[list[tuple[Any, ...]], int, int, float]:
     points, grid = _sweep_points(spec)
     kept, grid = len(points) * len(spec["rates"]), grid * len(spec["rates"])
-    if quick:
-        points = points[:: spec["quick_stride"]]
+    points = points[:: spec.get("stride", 1)]  # the quick version runs every stride-th point
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     for key, value in spec.get("variant_set", {}).items():
         set_path(base, key, value)
@@ -328,14 +326,14 @@ def _points_row(results: list[tuple[Any, ...]]) -> dict[str, Any]:
     return {"metric": "points", "value": None, "columns": {c: [r[i] for r in results] for i, c in enumerate(cols)}}
 
 
-def clues_sweep(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    results, kept, grid, wall = _run_sweep(spec, folder, quick, [False])
+def clues_sweep(spec: dict[str, Any], folder: Path) -> Rows:
+    results, kept, grid, wall = _run_sweep(spec, folder, [False])
     return [{"metric": "grid", "value": grid}, {"metric": "kept", "value": kept}, {"metric": "runs", "value": len(results)},
             {"metric": "wall_s", "value": wall}] + _tier_rows(results, spec) + [_points_row(results)]
 
 
-def clues_arrear(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    results, kept, grid, wall = _run_sweep(spec, folder, quick, [False, True])
+def clues_arrear(spec: dict[str, Any], folder: Path) -> Rows:
+    results, kept, grid, wall = _run_sweep(spec, folder, [False, True])
     rows: Rows = [{"metric": "kept", "value": kept}, {"metric": "runs", "value": len(results)}, {"metric": "wall_s", "value": wall}]
     by_point = {(r[0], r[1], r[2], r[3], r[4]): r for r in results}
     for rate in spec["rates"]:
@@ -410,13 +408,12 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (i - lo)
 
 
-def clues_latency(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    q = "quick_" if quick else ""
+def clues_latency(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs = []
     for d in spec["distances_m"]:
-        for fwd in spec[q + "forwarding"]:
-            for medium in spec[q + "media_ns_per_m"]:
+        for fwd in spec["forwarding"]:
+            for medium in spec["media_ns_per_m"]:
                 for rate in spec["rates"]:
                     delay_ps = round(d * medium * 1000)
                     condition = {"distance_m": d, "forwarding": fwd, "medium": medium, "rate": rate}
@@ -484,7 +481,7 @@ def _measure_case(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Ro
     ]
 
 
-def clues_cases(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def clues_cases(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs = [_case_job(c, scenario, spec, a, c["cells"]) for c in spec["case"] for a in (False, True)]
     jobs += [_case_job(c, scenario, spec, False, spec["lossless_cells"]) for c in spec["case"]]

@@ -52,7 +52,7 @@ def _measure_dwrr(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Ro
     ]
 
 
-def ecnsharp_dwrr(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def ecnsharp_dwrr(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     base = tomllib.loads((folder / spec["scenario"]).read_text(encoding="utf-8"))
     flows = base["workload"][0]["flows"] + _short_flows(spec)
@@ -159,10 +159,10 @@ def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]
     ]
 
 
-def ecnsharp_queue_track(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def ecnsharp_queue_track(spec: dict[str, Any], folder: Path) -> Rows:
     """ecnsharp-queue (one sender count) and ecnsharp-senders (a list)."""
-    senders = spec["quick_senders" if quick else "senders"]
-    end_time = spec["quick_end_time_s" if quick else "end_time_s"]
+    senders = spec["senders"]
+    end_time = spec["end_time_s"]
     jobs: list[Job] = []
     for n in senders if isinstance(senders, list) else [senders]:
         base = _queue_track(spec, folder, n, end_time)
@@ -224,15 +224,14 @@ def _measure_fabric(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
     ]
 
 
-def _fabric_jobs(spec: dict[str, Any], folder: Path, quick: bool) -> list[Job]:
+def _fabric_jobs(spec: dict[str, Any], folder: Path) -> list[Job]:
     scenario = str(folder / spec["scenario"])
-    q = "quick_" if quick else ""
     jobs: list[Job] = []
-    for topo in spec[q + "topologies"]:
-        for workload in spec[q + "workloads"]:
-            for load in spec[q + "loads"]:
+    for topo in spec["topologies"]:
+        for workload in spec["workloads"]:
+            for load in spec["loads"]:
                 for scheme, aqm in spec["aqm"].items():
-                    stop = spec[q + "stop"]  # one launch period, or one per topology
+                    stop = spec["stop"]  # one launch period, or one per topology
                     overrides = {f"topology.{k}": v for k, v in spec["topology"][topo].items()} | {
                         "switch.aqm": aqm, "workload[0].size": {"cdf": spec["workload"][workload]}, "workload[0].load": load,
                         "workload[0].stop": stop[topo] if isinstance(stop, dict) else stop}
@@ -240,8 +239,8 @@ def _fabric_jobs(spec: dict[str, Any], folder: Path, quick: bool) -> list[Job]:
     return jobs
 
 
-def ecnsharp_fabric(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    return _run_jobs(_fabric_jobs(spec, folder, quick), _measure_fabric, spec)
+def ecnsharp_fabric(spec: dict[str, Any], folder: Path) -> Rows:
+    return _run_jobs(_fabric_jobs(spec, folder), _measure_fabric, spec)
 
 
 FABRIC_METRICS = [("fct_mean_ms", "all flows: mean"), ("small_fct_mean_ms", "(0, 100KB]: mean"),
@@ -273,13 +272,12 @@ def ecnsharp_fabric_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 # ---- ecnsharp-tradeoff: Fig. 2 ------------------------------------------------------------
 
 
-def ecnsharp_tradeoff(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    q = "quick_" if quick else ""
+def ecnsharp_tradeoff(spec: dict[str, Any], folder: Path) -> Rows:
     jobs: list[Job] = []
     for setting, file in spec["settings"].items():
-        for kb in spec[q + "thresholds_kb"]:
+        for kb in spec["thresholds_kb"]:
             us = kb * 8e3 / spec["line_rate_bps"] * 1e6  # the seed's conversion at 10 Gb/s
-            overrides = {"switch.aqm": {"type": "tcn", "threshold": f"{round(us * 1000)}ns"}, "workload[0].stop": spec[q + "stop"]}
+            overrides = {"switch.aqm": {"type": "tcn", "threshold": f"{round(us * 1000)}ns"}, "workload[0].stop": spec["stop"]}
             jobs.append(({"setting": setting, "threshold_kb": kb}, str(folder / file), None, overrides))
     return _run_jobs(jobs, _measure_fabric, spec)
 

@@ -65,23 +65,23 @@ def _measure_leafspine(r: Any, condition: dict[str, Any], spec: dict[str, Any]) 
     return _fct_rows(r.flows.to_pylist())
 
 
-def _leafspine_jobs(spec: dict[str, Any], folder: Path, quick: bool, schemes: list[tuple[str, str, dict[str, Any]]]) -> list[Job]:
+def _leafspine_jobs(spec: dict[str, Any], folder: Path, schemes: list[tuple[str, str, dict[str, Any]]]) -> list[Job]:
     """One job per (scheme, load): arrivals for `stop`, then `drain` more
     seconds for the flows in progress; flows still running then are unfinished."""
     scenario = str((folder / spec["scenario"]).resolve())
-    stop = spec["quick_stop" if quick else "stop"]
+    stop = spec["stop"]
     jobs: list[Job] = []
-    for load in spec["quick_loads" if quick else "loads"]:
+    for load in spec["loads"]:
         for label, preset, changes in schemes:
             ov = {"workload[0].size": {"cdf": spec["cdf"]}, "workload[0].load": load, "workload[0].stop": stop,
-                  "run.duration": spec["quick_duration" if quick else "duration"]}
+                  "run.duration": spec["duration"]}
             jobs.append(({"load": load, "scheme": label}, scenario, f"hscc/{preset}", ov | changes))
     return jobs
 
 
-def hscc_leafspine(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    schemes = [(s, s, {}) for s in spec["quick_schemes" if quick else "schemes"]]
-    rows = _run_jobs(_leafspine_jobs(spec, folder, quick, schemes), _measure_leafspine, spec)
+def hscc_leafspine(spec: dict[str, Any], folder: Path) -> Rows:
+    schemes = [(s, s, {}) for s in spec["schemes"]]
+    rows = _run_jobs(_leafspine_jobs(spec, folder, schemes), _measure_leafspine, spec)
     # PIAS's unfinished flows over all loads (the seed counts 25 in web search).
     for scheme in {r["scheme"] for r in rows}:
         rows.append({"scheme": scheme, "load": "all", "metric": "unfinished_total",
@@ -119,10 +119,10 @@ def hscc_leafspine_figure(rows: Rows, spec: dict[str, Any]) -> Any:
 # ---- hscc-thresholds: Fig. 11 ----------------------------------------------------------
 
 
-def hscc_thresholds(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
-    pairs = spec["quick_pairs" if quick else "pairs"]
+def hscc_thresholds(spec: dict[str, Any], folder: Path) -> Rows:
+    pairs = spec["pairs"]
     schemes = [(f"{lo}-{hi}", "HSCC", {"switch.hscc.low": lo, "switch.hscc.high": hi}) for lo, hi in pairs]
-    rows = _run_jobs(_leafspine_jobs(spec, folder, quick, schemes), _measure_leafspine, spec)
+    rows = _run_jobs(_leafspine_jobs(spec, folder, schemes), _measure_leafspine, spec)
     base = {"scheme": spec["default_pair"]}
     return rows + _ratio_rows(rows, "small_fct_mean_ms", "load", base, "small_fct_mean_vs_default") \
         + _ratio_rows(rows, "all_fct_mean_ms", "load", base, "all_fct_mean_vs_default")
@@ -164,9 +164,9 @@ def _measure_dumbbell(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -
     return rows
 
 
-def hscc_dumbbell(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hscc_dumbbell(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
-    jobs: list[Job] = [({"scheme": s}, scenario, f"hscc/{s}", {"run.duration": spec["quick_duration" if quick else "duration"]}) for s in spec["schemes"]]
+    jobs: list[Job] = [({"scheme": s}, scenario, f"hscc/{s}", {"run.duration": spec["duration"]}) for s in spec["schemes"]]
     rows = _run_jobs(jobs, _measure_dumbbell, spec)
     stretch = _ratio_rows(rows, "loss_cycle_ms", "sender", {"scheme": spec["schemes"][0]}, "loss_cycle_stretch")
     rows += [r for r in stretch if r["scheme"] != spec["schemes"][0]]
@@ -249,12 +249,12 @@ def _measure_incast(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
     return rows
 
 
-def hscc_incast(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hscc_incast(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
-    for name in spec["quick_cases" if quick else "cases"]:
+    for name in spec["cases"]:
         case = spec["case"][name]
-        for scheme in spec["quick_schemes" if quick else "schemes"]:
+        for scheme in spec["schemes"]:
             ov = {"workload": _incast_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
             jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
@@ -317,12 +317,12 @@ def _measure_one_to_all(r: Any, condition: dict[str, Any], spec: dict[str, Any])
             {"metric": "requests", "value": len(flows)}]
 
 
-def hscc_one_to_all(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hscc_one_to_all(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
-    for name in spec["quick_cases" if quick else "cases"]:
-        case = spec["case"][name] | ({"stop": spec["quick_stop"]} if quick else {})
-        for scheme in spec["quick_schemes" if quick else "schemes"]:
+    for name in spec["cases"]:
+        case = spec["case"][name] | ({"stop": spec["case_stop"]} if "case_stop" in spec else {})
+        for scheme in spec["schemes"]:
             ov = {"workload": _one_to_all_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
             jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))

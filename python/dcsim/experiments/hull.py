@@ -19,10 +19,6 @@ def _goodput_mbps(result: Any) -> float:
     return sum(result.flows["delivered"].to_pylist()) * 8 / result.summary["sim_seconds"] / 1e6
 
 
-def _schemes(spec: dict[str, Any], quick: bool) -> list[str]:
-    return spec["quick_schemes" if quick else "schemes"]
-
-
 def _scheme(spec: dict[str, Any], scheme: str) -> tuple[str, dict[str, Any]]:
     """A scheme's preset and the experiment's changes to it (e.g. the static
     runs' 900 Mb/s PQ drain); a variant names its preset in `scheme_preset`."""
@@ -42,13 +38,13 @@ def _measure_static(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
             {"metric": "goodput_mbps", "value": _goodput_mbps(r)}]
 
 
-def hull_static(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hull_static(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
-    for delay in spec["quick_delays" if quick else "delays"]:
-        for n in spec["quick_flows" if quick else "flows"]:
-            for scheme in _schemes(spec, quick):
-                ov = {"topology.link_delay": delay, "workload[0].src": f"1..{n + 1}", "run.duration": spec["quick_duration" if quick else "duration"]}
+    for delay in spec["delays"]:
+        for n in spec["flows"]:
+            for scheme in spec["schemes"]:
+                ov = {"topology.link_delay": delay, "workload[0].src": f"1..{n + 1}", "run.duration": spec["duration"]}
                 preset, changes = _scheme(spec, scheme)
                 jobs.append(({"delay": delay, "flows": n, "scheme": scheme}, scenario, preset, ov | changes))
     return _run_jobs(jobs, _measure_static, spec)
@@ -111,12 +107,12 @@ def _large_flow_cost(rows: Rows, key: str) -> Rows:
     return out
 
 
-def hull_dynamic(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hull_dynamic(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
-    for load in spec["quick_loads" if quick else "loads"]:
-        for scheme in _schemes(spec, quick):
-            ov = {"workload[0].load": load, "workload[0].stop": spec["quick_stop" if quick else "stop"]}
+    for load in spec["loads"]:
+        for scheme in spec["schemes"]:
+            ov = {"workload[0].load": load, "workload[0].stop": spec["stop"]}
             jobs.append(({"load": load, "scheme": scheme}, scenario, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_dynamic, spec)
     return rows + _large_flow_cost(rows, "load")
@@ -209,20 +205,20 @@ def _reduction(rows: Rows, metric: str, better: str, base: str, over: list[Any])
     return [{"metric": f"{metric}_reduction", "scheme": f"{better} vs {base}", "background_mbps": "with background", "value": statistics.fmean(fracs)}]
 
 
-def hull_search(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hull_search(spec: dict[str, Any], folder: Path) -> Rows:
     path = folder / spec["scenario"]
     with_background = tomllib.loads(path.read_text(encoding="utf-8"))
     alone = with_background | {"workload": with_background["workload"][:1]}
-    stop = spec["quick_stop" if quick else "stop"]
+    stop = spec["stop"]
     jobs: list[Job] = []
-    for bg in spec["quick_background_mbps" if quick else "background_mbps"]:
-        for scheme in _schemes(spec, quick):
+    for bg in spec["background_mbps"]:
+        for scheme in spec["schemes"]:
             ov = {"workload[0].stop": stop}
             if bg > 0:
                 ov |= {"workload[1].stop": stop, "workload[1].load": bg / 1000}
             jobs.append(({"background_mbps": bg, "scheme": scheme}, with_background if bg > 0 else alone, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_search, spec)
-    with_bg = [bg for bg in spec["quick_background_mbps" if quick else "background_mbps"] if bg > 0]
+    with_bg = [bg for bg in spec["background_mbps"] if bg > 0]
     for base in ("TCP-Drop-tail", "DCTCP-30K"):
         rows += _reduction(rows, "qct_p99_ms", "DCTCP-PQ950-Pacer", base, with_bg)
     return rows
@@ -246,12 +242,12 @@ def _measure_mininet(r: Any, condition: dict[str, Any], spec: dict[str, Any]) ->
             {"metric": "queue_at_most_2_packets", "value": sum(1 for n in packets if n <= 2) / len(packets) if packets else None}]
 
 
-def hull_mininet(spec: dict[str, Any], folder: Path, quick: bool) -> Rows:
+def hull_mininet(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
-    for n in spec["quick_hosts" if quick else "hosts"]:
+    for n in spec["hosts"]:
         for scheme, overrides in spec["scheme"].items():
-            ov = {"topology.hosts": n, "workload[0].src": f"1..{n}", "run.duration": spec["quick_duration" if quick else "duration"]}
+            ov = {"topology.hosts": n, "workload[0].src": f"1..{n}", "run.duration": spec["duration"]}
             jobs.append(({"hosts": n, "scheme": scheme}, scenario, None, ov | overrides))
     return _run_jobs(jobs, _measure_mininet, spec)
 
