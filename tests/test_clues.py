@@ -10,10 +10,10 @@ from conftest import reproduce_quick
 
 def test_clues_occupancy_incast_queues_build_in_the_voqs_and_drain_at_100g(tmp_path):
     rows = reproduce_quick("clues-occupancy", tmp_path)
-    # The quick version: 10 and 100 Gb/s with two responders, 1 and 16
-    # responders at 10 Gb/s. Every claim it covers holds (the 16-against-2
-    # completion claim is not part of it).
-    assert len(rows) >= 5 and all(r["holds"] == "True" for r in rows), [r for r in rows if r["holds"] != "True"]
+    # Every row holds but Fig. 12's 16-against-2 completion claim (a
+    # documented miss: 16 responders finish 0.6 % later, not sooner).
+    misses = [r["note"] for r in rows if r["verdict"] != "holds"]
+    assert len(rows) == 11 and len(misses) == 1 and "16" in misses[0], misses
 
 
 def test_clues_loss_recovery_one_cell_short_costs_an_rto_and_179_cells_recover_by_sack(tmp_path):

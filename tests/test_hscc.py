@@ -123,10 +123,16 @@ def test_cbr_plus_a_loss_while_the_window_is_clamped_still_halves_cwnd():
 
 
 def test_leafspine_websearch_quick_hscc_beats_red_ecn_at_60_percent(tmp_path):
-    rows = reproduce_quick("hscc-leafspine-websearch", tmp_path)
     # The acceptance claims at load 0.6: small-flow mean and max FCT,
     # timeouts and the all-flow mean FCT, each below TCP-RED-ECN's.
-    assert len(rows) == 4 and all(r["holds"] == "True" for r in rows), rows
+    rows = [r for r in reproduce_quick("hscc-leafspine-websearch", tmp_path) if r["metric"] == "claim"]
+    pairs = [json.loads(r["condition"]) for r in rows]
+    accept = [r for r, c in zip(rows, pairs) if c["left"] == {"load": 0.6, "scheme": "HSCC"} and c["right"] == {"load": 0.6, "scheme": "TCP-RED-ECN"}]
+    # Over three quick seeds every ratio is below 1 in every seed; three
+    # intervals exclude 1. The small-flow mean's does not ([0.04, 1.5]):
+    # HSCC's ratio is 0.13-0.54, as TCP-RED-ECN's mean spans 27-111 ms.
+    assert len(accept) == 4 and all(float(r["dcsim"]) < 1 for r in accept), accept
+    assert [r["verdict"] for r in accept] == ["inconclusive", "holds", "holds", "holds"], accept
 
 
 @pytest.mark.parametrize("name", ["hscc-dumbbell", "hscc-leafspine-datamining", "hscc-thresholds", "hscc-incast", "hscc-one-to-all"])

@@ -148,13 +148,15 @@ def test_presets_apply_before_overrides_and_unknown_presets_are_rejected(tmp_pat
 
 
 def test_hull_dynamic_quick(tmp_path):
-    rows = reproduce_quick("hull-dynamic", tmp_path)
-    # 40 % load, DCTCP-30K and HULL: 2 x 6 cells, 2 cost rows (vs DCTCP), the
-    # ordering claims between the two and the 5x claim.
-    claims = [r for r in rows if r["metric"] == "claim"]
-    assert len([r for r in rows if r["metric"] != "claim"]) == 13
-    five_x = next(r for r in claims if "at least 5x" in r["note"])
-    assert five_x["holds"] == "True", five_x
+    # Every cell and claim of Table II, at 100 s of requests (the full run:
+    # 200 s), three seeds. DCTCP-30K's queue and 900 B FCTs are below
+    # TCP-Drop-tail's at every load, and at 20 % load HULL's 99th switch
+    # latency is at least 5x below DCTCP-30K's.
+    claims = [r for r in reproduce_quick("hull-dynamic", tmp_path) if r["metric"] == "claim"]
+    dctcp = [r for r in claims if "of DCTCP-30K below TCP-Drop-tail's" in r["note"]]
+    assert len(dctcp) == 12 and all(r["verdict"] == "holds" for r in dctcp), dctcp
+    five_x = next(r for r in claims if "at 20 % load" in r["note"] and "at least 5x" in r["note"])
+    assert five_x["verdict"] == "holds", five_x
 
 
 @pytest.mark.parametrize("name", ["hull-static", "hull-search", "hull-search-lowlatency", "hull-mininet"])

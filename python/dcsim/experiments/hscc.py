@@ -321,7 +321,7 @@ def hscc_one_to_all(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
     for name in spec["cases"]:
-        case = spec["case"][name] | ({"stop": spec["case_stop"]} if "case_stop" in spec else {})
+        case = spec["case"][name]
         for scheme in spec["schemes"]:
             ov = {"workload": _one_to_all_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
