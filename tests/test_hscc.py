@@ -4,6 +4,7 @@ end-host shim's reserved bits and the control-packet reserve."""
 from __future__ import annotations
 
 import json
+import statistics
 import struct
 
 import pytest
@@ -82,6 +83,29 @@ def test_the_shim_carries_the_window_scale_to_the_switch_which_writes_one_mss():
     no_shim = dcsim.run(s | {"switch": BASE["switch"] | {"hscc": {"shim": False}}})
     windows = {w for res, w, _ in _tcp_headers(no_shim.pcaps["host1"]) if w < 2000}
     assert windows == {1460}
+
+
+def test_syn_ack_rewrite_clamps_connections_opened_into_a_port_in_cbr_mode():
+    # 40 short flows open from host 13 while 12 bulk flows keep host 0's port
+    # cycling in and out of CBR mode. The NetFPGA (hscc_main.v) rewrites
+    # their SYN-ACKs too (syn_ack = true): those that meet CBR mode carry one
+    # MSS, unscaled as every SYN's window (RFC 7323 §2.2). The paper's rule
+    # leaves SYN-ACKs alone.
+    late = [{"src": 13, "dst": 0, "size": "10KB", "start": f"{50 + 5 * k}ms"} for k in range(40)]
+    s = BASE | {"topology": BASE["topology"] | {"hosts": 14}, "workload": BASE["workload"] + [{"type": "flows", "flows": late}],
+                "output": {"pcap": [{"host": 13, "snaplen": 80}]}}
+    SYN_ACK = 0x12
+    windows, fct = {}, {}
+    for on in (False, True):
+        r = dcsim.run(s | {"switch": BASE["switch"] | {"hscc": {"syn_ack": on}}})
+        windows[on] = [w for _, w, f in _tcp_headers(r.pcaps["host13"]) if f & SYN_ACK == SYN_ACK]
+        done = [f["fct"] for f in r.flows.to_pylist() if f["src"] == 13 and f["fct"] is not None]
+        assert len(done) >= 35  # one or two do not finish within the run
+        fct[on] = statistics.median(done)
+    assert len(windows[False]) == len(windows[True]) == 40
+    assert set(windows[False]) == {65535}
+    assert set(windows[True]) == {1460, 65535} and windows[True].count(1460) >= 5, windows[True]
+    assert fct[True] > 1.5 * fct[False], fct
 
 
 def test_control_reserve_keeps_the_top_of_the_buffer_for_control_packets():

@@ -480,6 +480,12 @@ pub struct HsccCfg {
     /// Off: the switch assumes no scaling.
     #[serde(default = "yes")]
     pub shim: bool,
+    /// Rewrite SYN-ACKs too, as the NetFPGA does (hscc_main.v's WORD_6
+    /// admits every ACK without FIN or RST): a connection opened into a
+    /// port in CBR mode starts clamped. Off: only the ACKs of open
+    /// connections, the paper's rule (§3).
+    #[serde(default)]
+    pub syn_ack: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]

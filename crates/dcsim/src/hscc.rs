@@ -23,6 +23,8 @@ pub struct Hscc {
     share_pool: u64,
     /// sigma: the top fraction of the buffer that only control packets may use.
     pub control_reserve: f64,
+    /// Whether SYN-ACKs are rewritten too (the NetFPGA's rule).
+    pub syn_ack: bool,
     pub cbr: bool,
     /// When the port last entered CBR mode, ps.
     cbr_since: u64,
@@ -55,6 +57,7 @@ impl Hscc {
             window: cfg.window,
             share_pool: buffer_bytes - (cfg.low * buffer_bytes as f64) as u64,
             control_reserve: cfg.control_reserve,
+            syn_ack: cfg.syn_ack,
             cbr: false,
             cbr_since: 0,
             flows: 0,
@@ -105,7 +108,7 @@ mod tests {
     use super::*;
 
     fn hscc(window: HsccWindow) -> Hscc {
-        Hscc::new(&HsccCfg { low: 0.25, high: 0.5, window, control_reserve: 0.0, shim: true }, 100, 150_000)
+        Hscc::new(&HsccCfg { low: 0.25, high: 0.5, window, control_reserve: 0.0, shim: true, syn_ack: false }, 100, 150_000)
     }
 
     #[test]

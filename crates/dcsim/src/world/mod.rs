@@ -720,16 +720,18 @@ impl<'a> World<'a> {
     /// HSCC at a switch (seed 002 §3; mechanisms.md §1.2): count the flows
     /// leaving through `out_port` (SYN - FIN), and while `in_port` is in CBR
     /// mode cut the window of ACKs arriving on it (their flows' data leaves
-    /// through it) to the CBR window, reading the sender's scale from the
-    /// shim's reserved bits. The bits are cleared at the last hop.
+    /// through it; SYN-ACKs only with `syn_ack`) to the CBR window, reading
+    /// the sender's scale from the shim's reserved bits. The bits are
+    /// cleared at the last hop.
     fn hscc_forward(&mut self, in_port: u32, out_port: u32, id: PktId) {
         let pkt = self.pool.get_mut(id);
         if let Some(h) = &mut self.net.ports[out_port as usize].hscc {
             h.flows += pkt.has(flags::SYN) as i64 - pkt.has(flags::FIN) as i64;
         }
-        let qualifies = pkt.has(flags::ACK) && !pkt.has(flags::SYN | flags::FIN | flags::RST);
+        let ack = pkt.has(flags::ACK) && !pkt.has(flags::FIN | flags::RST);
+        let syn = pkt.has(flags::SYN);
         if let Some(h) = &mut self.net.ports[in_port as usize].hscc {
-            if h.cbr && qualifies {
+            if h.cbr && ack && (!syn || h.syn_ack) {
                 let scale = if self.tcp.hscc_shim { pkt.reserved } else { 0 };
                 let field = (h.window(self.tcp.mss_option as u64) >> scale).min(65535) as u16;
                 if field < pkt.window {
