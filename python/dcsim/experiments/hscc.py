@@ -257,8 +257,6 @@ def hscc_incast(spec: dict[str, Any], folder: Path) -> Rows:
         for scheme in spec["schemes"]:
             ov = {"workload": _incast_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
             ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
-            if scheme.endswith("-HSCC"):
-                ov |= spec.get("hscc_set", {})  # a variant's change to HSCC itself
             jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_incast, spec)
     return rows + _reductions(rows, ("drops",))  # the seed: ~96 % mild, ~86 % heavy
