@@ -108,6 +108,27 @@ def test_syn_ack_rewrite_clamps_connections_opened_into_a_port_in_cbr_mode():
     assert fct[True] > 1.5 * fct[False], fct
 
 
+def test_hscc_runs_only_at_the_switches_named():
+    # A dumbbell whose only congested port is the left switch's egress onto
+    # the bottleneck. HSCC at "right" alone rewrites nothing and changes
+    # nothing; at "left" alone it is the run with HSCC everywhere.
+    s = {"run": {"duration": "100ms"},
+         "topology": {"type": "dumbbell", "senders": 8, "receivers": 1, "access_rate": "10Gbps", "access_delay": "5us",
+                      "bottleneck_rate": "1Gbps", "bottleneck_delay": "20us"},
+         "switch": {"buffer": "100pkt"}, "tcp": {"min_rto": "200ms"},
+         "workload": [{"type": "bulk", "src": "0..8", "dst": 8, "size": "inf"}]}
+
+    def run(hscc):
+        r = dcsim.run(s | {"switch": s["switch"] | ({"hscc": hscc} if hscc is not None else {})})
+        ports = r.ports.to_pylist()
+        return [(p["drops"], p["hscc_rewrites"]) for p in ports], r.flows["delivered"].to_pylist()
+
+    plain, everywhere = run(None), run({})
+    assert sum(w for _, w in everywhere[0]) > 100
+    assert run({"switches": ["right"]}) == plain
+    assert run({"switches": ["left"]}) == everywhere
+
+
 def test_control_reserve_keeps_the_top_of_the_buffer_for_control_packets():
     r = dcsim.run(BASE | {"switch": BASE["switch"] | {"hscc": {"control_reserve": 0.3}}})
     # Data may use only 70 of the 100 packets (the client's port carries only data).

@@ -274,6 +274,20 @@ impl Topology {
             Topology::Fattree(_) => 2 * 3 * self.num_hosts() as u64,
         }
     }
+    /// The switches' names, in the order the network numbers them (node
+    /// num_hosts() + i is switch i).
+    pub fn switch_names(&self) -> Vec<String> {
+        match self {
+            Topology::Star(_) => vec!["switch".into()],
+            Topology::Dumbbell(_) => vec!["left".into(), "right".into()],
+            Topology::Leafspine(t) => (0..t.leaves).map(|i| format!("leaf{i}")).chain((0..t.spines).map(|i| format!("spine{i}"))).collect(),
+            Topology::Fattree(t) => {
+                let half = t.k / 2;
+                let pods = (0..t.k).flat_map(|pod| (0..half).map(move |i| format!("edge{pod}.{i}")).chain((0..half).map(move |i| format!("agg{pod}.{i}"))));
+                pods.chain((0..half * half).map(|i| format!("core{i}"))).collect()
+            }
+        }
+    }
     /// Hosts sharing a first-hop switch with `h` form its rack.
     pub fn rack_of(&self, h: u32) -> u32 {
         match self {
@@ -468,7 +482,8 @@ pub struct HsccCfg {
     #[serde(default = "default_hscc_high")]
     pub high: f64,
     /// The window written into ACKs in CBR mode: one MSS (the paper) or the
-    /// NetFPGA's fair share of the buffer above `low`.
+    /// NetFPGA's fair share of the buffer above `low` (in bytes, or in the
+    /// Verilog's units).
     #[serde(default)]
     pub window: HsccWindow,
     /// sigma: this fraction of the buffer is kept for control packets (pure
@@ -486,6 +501,11 @@ pub struct HsccCfg {
     /// connections, the paper's rule (§3).
     #[serde(default)]
     pub syn_ack: bool,
+    /// The switches that run HSCC, by name (`Topology::switch_names`);
+    /// absent: every switch. Seed 002's testbed (§6.1) had it on the NetFPGA
+    /// core only, its racks' switches being plain ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -494,6 +514,10 @@ pub enum HsccWindow {
     #[default]
     OneMss,
     FairShare,
+    /// The fair share as `hscc_main.v` computes it: the buffer counted in
+    /// 8-byte words, the quotient used as bytes (mechanisms.md §1.2 notes
+    /// the mismatch), so an eighth of `fair_share`'s window, at least 146 B.
+    FairShareWords,
 }
 
 /// Per-class queues at a switch egress port; a packet's class is its DSCP
@@ -1889,9 +1913,10 @@ impl Scenario {
             }
             if self.tcp.rtt_clock != RttClock::Ticks {
                 let name = match self.tcp.rtt_clock {
+                    RttClock::Ticks => "ticks",
                     RttClock::Linux => "linux",
                     RttClock::Ns3 => "ns3",
-                    _ => "ns3_legacy",
+                    RttClock::Ns3Legacy => "ns3_legacy",
                 };
                 return Err(err("tcp.rtt_clock", format!("ARREAR (tcp.arrear) replaces the samples of the tick clock and needs rtt_clock = \"ticks\"; got \"{name}\" (\"linux\" is the default)")));
             }
@@ -1980,6 +2005,14 @@ impl Scenario {
             }
             if !(0.0..0.5).contains(&h.control_reserve) {
                 return Err(err("switch.hscc.control_reserve", format!("{} is out of range: allowed [0, 0.5)", h.control_reserve)));
+            }
+            if let Some(names) = &h.switches {
+                let known = self.topology.switch_names();
+                if let Some((i, bad)) = names.iter().enumerate().find(|(_, n)| !known.contains(n)) {
+                    let shown = known.iter().take(8).map(String::as_str).collect::<Vec<_>>().join(", ");
+                    let more = if known.len() > 8 { format!(", ... ({} switches)", known.len()) } else { String::new() };
+                    return Err(err(format!("switch.hscc.switches[{i}]"), format!("{bad:?} is not a switch of this topology: allowed {shown}{more}")));
+                }
             }
         }
         for (i, w) in self.workload.iter().enumerate() {

@@ -19,7 +19,8 @@ pub struct Hscc {
     low: u64,
     high: u64,
     window: HsccWindow,
-    /// Buffer above the low threshold (fair-share rule), bytes.
+    /// Buffer above the low threshold (fair-share rules), in bytes; an
+    /// eighth of it for `fair_share_words`, the Verilog's 8-byte words.
     share_pool: u64,
     /// sigma: the top fraction of the buffer that only control packets may use.
     pub control_reserve: f64,
@@ -55,7 +56,7 @@ impl Hscc {
             low: (cfg.low * capacity as f64) as u64,
             high: (cfg.high * capacity as f64) as u64,
             window: cfg.window,
-            share_pool: buffer_bytes - (cfg.low * buffer_bytes as f64) as u64,
+            share_pool: (buffer_bytes - (cfg.low * buffer_bytes as f64) as u64) / if cfg.window == HsccWindow::FairShareWords { 8 } else { 1 },
             control_reserve: cfg.control_reserve,
             syn_ack: cfg.syn_ack,
             cbr: false,
@@ -84,7 +85,7 @@ impl Hscc {
     pub fn window(&self, mss: u64) -> u64 {
         match self.window {
             HsccWindow::OneMss => mss,
-            HsccWindow::FairShare => {
+            HsccWindow::FairShare | HsccWindow::FairShareWords => {
                 let share = self.share_pool / self.flows.max(1) as u64;
                 if share <= INIT_CWND {
                     share.max(MIN_SHARE)
@@ -108,7 +109,7 @@ mod tests {
     use super::*;
 
     fn hscc(window: HsccWindow) -> Hscc {
-        Hscc::new(&HsccCfg { low: 0.25, high: 0.5, window, control_reserve: 0.0, shim: true, syn_ack: false }, 100, 150_000)
+        Hscc::new(&HsccCfg { low: 0.25, high: 0.5, window, control_reserve: 0.0, shim: true, syn_ack: false, switches: None }, 100, 150_000)
     }
 
     #[test]
@@ -148,5 +149,14 @@ mod tests {
         h.flows = 1;
         assert_eq!(h.window(1460), 1460); // above 64 KB: the constant window
         assert_eq!(hscc(HsccWindow::OneMss).window(1448), 1448);
+    }
+
+    #[test]
+    fn fair_share_in_words_is_an_eighth_with_the_same_floor() {
+        let mut h = hscc(HsccWindow::FairShareWords);
+        h.flows = 10; // 112.5 KB = 14,062 words: 1406 per flow, read as bytes
+        assert_eq!(h.window(1460), 1406);
+        h.flows = 100;
+        assert_eq!(h.window(1460), MIN_SHARE);
     }
 }

@@ -68,12 +68,15 @@ pub struct Network {
 
 struct Builder<'a> {
     scenario: &'a Scenario,
+    switch_names: Vec<String>,
     net: Network,
 }
 
 impl<'a> Builder<'a> {
-    /// A switch with `latency` (None: the scenario's switch.forwarding_latency).
-    fn add_switch(&mut self, name: String, latency: Option<Dur>) -> u32 {
+    /// The next switch, named by `Topology::switch_names`, with `latency`
+    /// (None: the scenario's switch.forwarding_latency).
+    fn add_switch(&mut self, latency: Option<Dur>) -> u32 {
+        let name = self.switch_names[self.net.kinds.len() - self.net.num_hosts as usize].clone();
         self.net.kinds.push(NodeKind::Switch);
         self.net.names.push(name);
         self.net.node_ports.push(Vec::new());
@@ -108,7 +111,8 @@ impl<'a> Builder<'a> {
         if let (NodeKind::Switch, Some(pq)) = (self.net.kinds[node as usize], &s.switch.phantom_queue) {
             port.pq = Some(Box::new(PhantomQueue::new(pq, rate)));
         }
-        if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], &s.switch.hscc) {
+        let runs_hscc = |h: &crate::config::HsccCfg| h.switches.as_ref().is_none_or(|names| names.contains(&self.net.names[node as usize]));
+        if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], s.switch.hscc.as_ref().filter(|h| runs_hscc(h))) {
             let (capacity, bytes) = match s.switch.buffer {
                 QSize::Packets(n) => (n, n * s.max_frame_bytes()),
                 QSize::Bytes(n) => (n, n),
@@ -133,8 +137,8 @@ impl<'a> Builder<'a> {
     }
 
     fn leaf_spine(&mut self, t: &LeafSpine) {
-        let leaves: Vec<u32> = (0..t.leaves).map(|i| self.add_switch(format!("leaf{i}"), t.leaf_latency.map(|d| d.0))).collect();
-        let spines: Vec<u32> = (0..t.spines).map(|i| self.add_switch(format!("spine{i}"), t.spine_latency.map(|d| d.0))).collect();
+        let leaves: Vec<u32> = (0..t.leaves).map(|_| self.add_switch(t.leaf_latency.map(|d| d.0))).collect();
+        let spines: Vec<u32> = (0..t.spines).map(|_| self.add_switch(t.spine_latency.map(|d| d.0))).collect();
         for h in 0..t.leaves * t.hosts_per_leaf {
             self.connect(h, leaves[(h / t.hosts_per_leaf) as usize], t.host_rate.0, t.host_delay.0);
         }
@@ -151,17 +155,18 @@ impl<'a> Builder<'a> {
     fn fat_tree(&mut self, t: &FatTree) {
         let (k, half) = (t.k, t.k / 2);
         let lat = |d: Option<crate::units::DurV>| d.map(|d| d.0);
+        // Per pod: its edge switches, then its aggregation switches (the order of `Topology::switch_names`).
         let mut edges = Vec::new();
         let mut aggs = Vec::new();
-        for pod in 0..k {
-            for i in 0..half {
-                edges.push(self.add_switch(format!("edge{pod}.{i}"), lat(t.edge_latency)));
+        for _ in 0..k {
+            for _ in 0..half {
+                edges.push(self.add_switch(lat(t.edge_latency)));
             }
-            for i in 0..half {
-                aggs.push(self.add_switch(format!("agg{pod}.{i}"), lat(t.agg_latency)));
+            for _ in 0..half {
+                aggs.push(self.add_switch(lat(t.agg_latency)));
             }
         }
-        let cores: Vec<u32> = (0..half * half).map(|i| self.add_switch(format!("core{i}"), lat(t.core_latency))).collect();
+        let cores: Vec<u32> = (0..half * half).map(|_| self.add_switch(lat(t.core_latency))).collect();
         let rate = t.link_rate.0;
         for h in 0..k * k * k / 4 {
             self.connect(h, edges[(h / half) as usize], rate, t.host_delay.0);
@@ -213,17 +218,17 @@ impl Network {
             fib_at: Vec::new(),
             fib_ports: Vec::new(),
         };
-        let mut b = Builder { scenario: s, net };
+        let mut b = Builder { scenario: s, switch_names: s.topology.switch_names(), net };
         match &s.topology {
             Topology::Star(Star { hosts, link_rate, link_delay }) => {
-                let sw = b.add_switch("switch".into(), None);
+                let sw = b.add_switch(None);
                 for host in 0..*hosts {
                     b.connect(host, sw, link_rate.0, link_delay.0);
                 }
             }
             Topology::Dumbbell(Dumbbell { senders, receivers, access_rate, access_delay, bottleneck_rate, bottleneck_delay }) => {
-                let left = b.add_switch("left".into(), None);
-                let right = b.add_switch("right".into(), None);
+                let left = b.add_switch(None);
+                let right = b.add_switch(None);
                 for host in 0..*senders {
                     b.connect(host, left, access_rate.0, access_delay.0);
                 }
