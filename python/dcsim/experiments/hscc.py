@@ -222,7 +222,8 @@ def _incast_workloads(spec: dict[str, Any], case: dict[str, Any]) -> list[dict[s
             # machine is the client itself (126 pairs, not 147).
             mine = [s for s in servers if not (spec.get("skip_own_index") and s % rack == k)]
             w = {"type": "requests", "client": client, "servers": [s for s in mine for _ in range(c)], "request_size": "100B",
-                 "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c, "start": f"{start}s"}
+                 "response": f"{spec['object_bytes']}B", "arrival": "closed_loop", "count": case["requests"] // c,
+                 "start": f"{round((start + k * spec.get('client_stagger_s', 0)) * 1e6)}us"}
             for key in ("send_jitter", "connections"):  # set by variants
                 if key in spec:
                     w[key] = spec[key]
@@ -256,17 +257,24 @@ def _counts_drops(port: dict[str, Any], spec: dict[str, Any]) -> bool:
     return "drops_at" not in spec or port["node_name"] in spec["drops_at"]
 
 
+def _scheme_overrides(spec: dict[str, Any], scheme: str) -> dict[str, Any]:
+    """The testbed runs' keys for `scheme`: its TCP's (`scheme_overrides`),
+    and for an HSCC scheme a variant's switch.hscc keys (`hscc_set`)."""
+    ov = spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
+    if scheme.endswith("-HSCC"):
+        ov = ov | {f"switch.hscc.{key}": value for key, value in spec.get("hscc_set", {}).items()}
+    return ov
+
+
 def hscc_incast(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
     for name in spec["cases"]:
         case = spec["case"][name]
         for scheme in spec["schemes"]:
-            ov = {"workload": _incast_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
-            ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
-            if scheme.endswith("-HSCC"):  # a variant's switch.hscc keys, for the HSCC schemes only
-                ov |= {f"switch.hscc.{key}": value for key, value in spec.get("hscc_set", {}).items()}
-            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
+            ov = {"workload": _incast_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"],
+                  "output.queue_sample_interval": "0s"}  # no figure reads the queues
+            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov | _scheme_overrides(spec, scheme)))
     rows = _run_jobs(jobs, _measure_incast, spec)
     return rows + _reductions(rows, ("drops",))  # the seed: ~96 % mild, ~86 % heavy
 
@@ -332,11 +340,9 @@ def hscc_one_to_all(spec: dict[str, Any], folder: Path) -> Rows:
     for name in spec["cases"]:
         case = spec["case"][name]
         for scheme in spec["schemes"]:
-            ov = {"workload": _one_to_all_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"]}
-            ov |= spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
-            if scheme.endswith("-HSCC"):  # a variant's switch.hscc keys, for the HSCC schemes only
-                ov |= {f"switch.hscc.{key}": value for key, value in spec.get("hscc_set", {}).items()}
-            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov))
+            ov = {"workload": _one_to_all_workloads(spec, case), "run.duration": case["duration"], "run.stop_when_done": not case["background"],
+                  "output.queue_sample_interval": "0s"}  # no figure reads the queues; 100 us samples of 36 ports fill GBs
+            jobs.append(({"case": name, "scheme": scheme}, scenario, f"hscc/{scheme}", ov | _scheme_overrides(spec, scheme)))
     rows = _run_jobs(jobs, _measure_one_to_all, spec)
     return rows + _reductions(rows, ("small_fct_mean_ms", "small_fct_median_ms", "small_fct_max_ms", "missed_deadlines"))
 
