@@ -111,8 +111,9 @@ impl<'a> Builder<'a> {
         if let (NodeKind::Switch, Some(pq)) = (self.net.kinds[node as usize], &s.switch.phantom_queue) {
             port.pq = Some(Box::new(PhantomQueue::new(pq, rate)));
         }
-        let runs_hscc = |h: &crate::config::HsccCfg| h.switches.as_ref().is_none_or(|names| names.contains(&self.net.names[node as usize]));
-        if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], s.switch.hscc.as_ref().filter(|h| runs_hscc(h))) {
+        let name = &self.net.names[node as usize];
+        let hscc = s.switch.hscc.as_ref().filter(|h| h.switches.as_ref().is_none_or(|names| names.contains(name)));
+        if let (NodeKind::Switch, Some(h)) = (self.net.kinds[node as usize], hscc) {
             let (capacity, bytes) = match s.switch.buffer {
                 QSize::Packets(n) => (n, n * s.max_frame_bytes()),
                 QSize::Bytes(n) => (n, n),
