@@ -19,7 +19,7 @@ def test_ecnsharp_dwrr_shares_the_bottleneck_2_1_1_and_beats_tcn_on_short_flows(
 
 
 def test_ecnsharp_queue_ecn_sharp_keeps_a_shorter_queue_and_drops_less_than_codel(tmp_path):
-    # The full scale (100 senders, 4.5 s), three seeds: ECN#'s burst peak is
+    # The full scale (100 senders, 4.5 s), five seeds: ECN#'s burst peak is
     # at most DCTCP-RED-Tail's, it drops fewer packets than CoDel, keeps a
     # shorter queue outside the bursts, and CoDel reaches the buffer. (The
     # seed window's peaks and ECN#'s zero drops are full-mode misses:
@@ -53,7 +53,7 @@ def test_ecnsharp_tradeoff_a_higher_marking_threshold_lengthens_the_short_flow_t
 def test_ecnsharp_fabrics_persistent_marking_shortens_short_flows(tmp_path):
     # Web search at load 0.8 on the 4x4x8 leaf-spine (ECN# against
     # DCTCP-RED) and on the k = 4 fat-tree (against TCN): the short flows'
-    # mean FCT, over three seeds.
+    # mean FCT, over five seeds.
     for name, topology in (("ecnsharp-leafspine", "4x4x8"), ("ecnsharp-fattree", "k=4")):
         rows = [r for r in reproduce_quick(name, tmp_path) if r["metric"] == "claim" and "mean FCT is at most" in r["note"]
                 and json.loads(r["condition"])["left"] | {"scheme": None} == {"topology": topology, "workload": "web search", "load": 0.8, "scheme": None}]

@@ -149,7 +149,7 @@ def test_presets_apply_before_overrides_and_unknown_presets_are_rejected(tmp_pat
 
 def test_hull_dynamic_quick(tmp_path):
     # Every cell and claim of Table II, at 100 s of requests (the full run:
-    # 200 s), three seeds. DCTCP-30K's queue and 900 B FCTs are below
+    # 200 s), five seeds. DCTCP-30K's queue and 900 B FCTs are below
     # TCP-Drop-tail's at every load, and at 20 % load HULL's 99th switch
     # latency is at least 5x below DCTCP-30K's.
     claims = [r for r in reproduce_quick("hull-dynamic", tmp_path) if r["metric"] == "claim"]

@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
     p.add_argument("--seeds", type=_seed_count, metavar="N",
-                   help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: 5, with --quick 3)")
+                   help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: 5)")
     p.set_defaults(func=cmd_reproduce)
 
     p = command("sweep", help="run a parameter sweep (resumable)")

@@ -224,12 +224,21 @@ def _measure_fabric(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
     ]
 
 
+def _loads(spec: dict[str, Any], topology: str, workload: str) -> list[float]:
+    """The loads to run: spec["loads"], or with "compared" (quick versions)
+    only those a claim compares on this topology and workload."""
+    if spec["loads"] != "compared":
+        return spec["loads"]
+    sides = [claim[side] for claim in spec["claim"] for side in ("left", "right")]
+    return sorted({s["load"] for s in sides if (s["topology"], s["workload"]) == (topology, workload)})
+
+
 def _fabric_jobs(spec: dict[str, Any], folder: Path) -> list[Job]:
     scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
     for topo in spec["topologies"]:
         for workload in spec["workloads"]:
-            for load in spec["loads"]:
+            for load in _loads(spec, topo, workload):
                 for scheme, aqm in spec["aqm"].items():
                     stop = spec["stop"]  # one launch period, or one per topology
                     overrides = {f"topology.{k}": v for k, v in spec["topology"][topo].items()} | {
