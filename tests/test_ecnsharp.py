@@ -33,7 +33,7 @@ def test_ecnsharp_senders_incast_flows_slow_down_as_senders_grow(tmp_path):
     reproduce_quick("ecnsharp-senders", tmp_path)
     rows = json.loads((tmp_path / "ecnsharp-senders" / "measurements.json").read_text())
     mean = {(r["seed"], r["scheme"], r["senders"]): r["value"] for r in rows if r["metric"] == "fct_mean_ms"}
-    assert len(mean) == 3 * 3 * 3  # seeds x schemes x sender counts
+    assert len(mean) == 5 * 3 * 3  # seeds x schemes x sender counts
     for seed, scheme, senders in mean:
         if senders == 150:
             assert mean[(seed, scheme, 150)] > mean[(seed, scheme, 25)], mean
