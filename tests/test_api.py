@@ -28,7 +28,7 @@ def test_run_returns_arrow_tables_and_summary(star):
     assert r.summary["scenario_hash"] == dcsim.resolve(star)[1]
     # Tables are built once, when first read, and `tables` holds them all.
     assert r.flows is r.flows and r.tables["flows"] is r.flows
-    assert sorted(r.tables) == sorted(("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer", "voq"))
+    assert sorted(r.tables) == sorted(("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer", "voq", "pfc"))
     with pytest.raises(AttributeError, match="no attribute 'flow'"):
         r.flow  # noqa: B018
 

@@ -66,7 +66,7 @@ def test_run_writes_tables_and_summary(tmp_path):
     assert p.stdout == "" and p.stderr == ""
     out = tmp_path / "res"
     assert sorted(f.name for f in out.iterdir()) == sorted(
-        ["flows.parquet", "queries.parquet", "queues.parquet", "ports.parquet", "tcp_trace.parquet", "captures.parquet", "pacer.parquet", "voq.parquet", "summary.json", "scenario.json"]
+        ["flows.parquet", "queries.parquet", "queues.parquet", "ports.parquet", "tcp_trace.parquet", "captures.parquet", "pacer.parquet", "voq.parquet", "pfc.parquet", "summary.json", "scenario.json"]
     )
     assert pq.read_table(out / "queries.parquet").num_rows == 3
     summary = json.loads((out / "summary.json").read_text())

@@ -64,6 +64,9 @@ def _hosts_and_switch_ports(topo: dict[str, Any]) -> tuple[int, int, float]:
     if kind == "leafspine":
         leaves, spines, per = topo["leaves"], topo["spines"], topo["hosts_per_leaf"]
         return leaves * per, leaves * (per + spines) + spines * leaves, _value(topo.get("host_rate"))
+    if kind == "ring":
+        n, per = topo["switches"], topo["hosts_per_switch"]
+        return n * per, n * (per + 2), _value(topo.get("link_rate"))
     if kind == "fattree":
         k = topo["k"]
         return k**3 // 4, 5 * k**3 // 4, _value(topo.get("link_rate") or topo.get("host_rate"))

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer", "voq")
+TABLES = ("flows", "queries", "queues", "ports", "tcp_trace", "captures", "pacer", "voq", "pfc")
 
 _DTYPES = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "u32": pa.uint32()}
 # Integer columns where -1 means "no value" (written as null).
@@ -54,10 +54,11 @@ def write_file_atomic(path: str | Path, write: Callable[[Path], Any]) -> Path:
 
 
 def _read_dir(out_dir: Path) -> tuple[dict[str, pa.Table], dict[str, Any], dict[str, Any]]:
-    missing = [t for t in TABLES if not (out_dir / f"{t}.parquet").exists()]
+    # "pfc" is younger than results directories written before it.
+    missing = [t for t in TABLES if t != "pfc" and not (out_dir / f"{t}.parquet").exists()]
     if missing or not (out_dir / "summary.json").exists():
         raise FileNotFoundError(f"{out_dir} is not a dcsim results directory (missing {', '.join(missing) or 'summary.json'})")
-    tables = {t: pq.read_table(out_dir / f"{t}.parquet") for t in TABLES}
+    tables = {t: pq.read_table(out_dir / f"{t}.parquet") for t in TABLES if (out_dir / f"{t}.parquet").exists()}
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     scenario_file = out_dir / "scenario.json"
     scenario = json.loads(scenario_file.read_text(encoding="utf-8")) if scenario_file.exists() else {}
@@ -68,7 +69,7 @@ class Result:
     """The outcome of one run.
 
     Attributes: ``flows``, ``queries``, ``queues``, ``ports``, ``tcp_trace``,
-    ``captures``, ``pacer`` (pyarrow Tables), ``pcaps`` (capture name -> pcap file
+    ``captures``, ``pacer``, ``voq``, ``pfc`` (pyarrow Tables), ``pcaps`` (capture name -> pcap file
     bytes), ``summary`` (dict) and ``scenario`` (the resolved scenario, every
     default filled in)."""
 
@@ -80,6 +81,7 @@ class Result:
     captures: pa.Table
     pacer: pa.Table
     voq: pa.Table
+    pfc: pa.Table
 
     def __init__(
         self, tables: dict[str, pa.Table], summary: dict[str, Any], scenario: dict[str, Any], pcaps: dict[str, bytes] | None = None

@@ -6,7 +6,7 @@
 //! checks everything that would make a run meaningless *before* anything
 //! runs. Every error names the key path, the bad value and what is allowed.
 
-use crate::units::{Bytes, Clock, DurV, FlowSize, QSize, RateV};
+use crate::units::{Bytes, Clock, DurV, FlowSize, Headroom, QSize, RateV, Xoff};
 use dcsim_engine::Dur;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -171,8 +171,23 @@ pub enum Topology {
     Dumbbell(Dumbbell),
     Leafspine(LeafSpine),
     Fattree(FatTree),
+    Ring(Ring),
 }
-tagged_deserialize!(Topology, "topology", { "star" => Star, "dumbbell" => Dumbbell, "leafspine" => Leafspine, "fattree" => Fattree });
+tagged_deserialize!(Topology, "topology", { "star" => Star, "dumbbell" => Dumbbell, "leafspine" => Leafspine, "fattree" => Fattree, "ring" => Ring });
+
+/// `switches` switches in a ring (switch i linked to switch i + 1 mod n),
+/// `hosts_per_switch` hosts on each (host h on switch h / hosts_per_switch).
+/// Routes take the shorter way round: the cyclic buffer dependencies of
+/// PFC deadlocks (docs/models/pfc.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ring {
+    pub switches: u32,
+    pub hosts_per_switch: u32,
+    pub link_rate: RateV,
+    pub host_delay: DurV,
+    pub link_delay: DurV,
+}
 
 /// `hosts` hosts on one switch; host i is attached to switch port i.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -263,6 +278,7 @@ impl Topology {
             Topology::Dumbbell(t) => t.senders.saturating_add(t.receivers),
             Topology::Leafspine(t) => t.leaves.saturating_mul(t.hosts_per_leaf),
             Topology::Fattree(t) => t.k.min(1000).pow(3) / 4,
+            Topology::Ring(t) => t.switches.saturating_mul(t.hosts_per_switch),
         }
     }
     /// Egress ports (two per full-duplex link).
@@ -272,6 +288,7 @@ impl Topology {
             Topology::Dumbbell(t) => 2 * (t.senders as u64 + t.receivers as u64 + 1),
             Topology::Leafspine(t) => 2 * (self.num_hosts() as u64 + t.leaves as u64 * t.spines as u64 * t.links_per_pair as u64),
             Topology::Fattree(_) => 2 * 3 * self.num_hosts() as u64,
+            Topology::Ring(t) => 2 * (self.num_hosts() as u64 + t.switches as u64),
         }
     }
     /// The switches' names, in the order the network numbers them (node
@@ -286,6 +303,7 @@ impl Topology {
                 let pods = (0..t.k).flat_map(|pod| (0..half).map(move |i| format!("edge{pod}.{i}")).chain((0..half).map(move |i| format!("agg{pod}.{i}"))));
                 pods.chain((0..half * half).map(|i| format!("core{i}"))).collect()
             }
+            Topology::Ring(t) => (0..t.switches).map(|i| format!("ring{i}")).collect(),
         }
     }
     /// Hosts sharing a first-hop switch with `h` form its rack.
@@ -295,6 +313,7 @@ impl Topology {
             Topology::Dumbbell(t) => (h >= t.senders) as u32,
             Topology::Leafspine(t) => h / t.hosts_per_leaf.max(1),
             Topology::Fattree(t) => h / (t.k / 2).max(1),
+            Topology::Ring(t) => h / t.hosts_per_switch.max(1),
         }
     }
 }
@@ -379,6 +398,10 @@ pub struct SwitchCfg {
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
+    /// Priority-based flow control (IEEE 802.1Qbb) at every switch; hosts'
+    /// NICs obey its PAUSE frames.
+    #[serde(default)]
+    pub pfc: Option<PfcCfg>,
 }
 impl Default for SwitchCfg {
     fn default() -> Self {
@@ -392,8 +415,59 @@ impl Default for SwitchCfg {
             scheduler: None,
             voq: None,
             routing: Routing::default(),
+            pfc: None,
         }
     }
+}
+
+/// PFC (IEEE 802.1Qbb; see crate::pfc and docs/models/pfc.md). A packet's
+/// class is its egress scheduler class (its DSCP, capped at the last class;
+/// class 0 with one FIFO).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcCfg {
+    /// The lossless classes (default: every class).
+    #[serde(default)]
+    pub classes: Option<Vec<u8>>,
+    /// Pause the upstream once an ingress port holds more than this of a
+    /// class: a size, or "dynamic": `alpha` times the shared buffer's free
+    /// bytes (switch.shared_buffer, less the headroom it reserves).
+    pub xoff: Xoff,
+    /// With xoff = "dynamic": the share of the free buffer.
+    #[serde(default = "pfc_alpha")]
+    pub alpha: f64,
+    /// Resume once the ingress bytes are this far below the XOFF level
+    /// (default: two full-sized frames).
+    #[serde(default)]
+    pub xon_offset: Option<Bytes>,
+    /// Bytes an ingress port may take beyond XOFF while the pause takes
+    /// effect: a size, or "auto" (crate::pfc::headroom, per link).
+    #[serde(default)]
+    pub headroom: Headroom,
+    /// From a PAUSE frame's arrival until the receiver stops starting frames.
+    #[serde(default)]
+    pub response_time: DurV,
+    /// Pause time each PAUSE frame asks for, in quanta of 512 bit times.
+    #[serde(default = "pfc_quanta")]
+    pub quanta: u16,
+    /// Resend PAUSE this long after the last while still above XON (default:
+    /// half the pause time at the link's rate).
+    #[serde(default)]
+    pub refresh: Option<DurV>,
+    /// Report a pause cycle (a deadlock) and stop the run once every port
+    /// of a cycle has been paused this long without a break.
+    #[serde(default = "pfc_deadlock_after")]
+    pub deadlock_after: DurV,
+}
+
+fn pfc_alpha() -> f64 {
+    1.0 / 8.0
+}
+fn pfc_quanta() -> u16 {
+    65535
+}
+fn pfc_deadlock_after() -> DurV {
+    DurV(Dur::from_ms(10))
 }
 
 /// ARREAR's settings (seed 004 §6.2.2).
@@ -1802,6 +1876,69 @@ impl Scenario {
         self.link.mtu as u64 + crate::packet::ETH_HEADER + crate::packet::ETH_FCS
     }
 
+    /// Traffic classes at a switch egress port (1 with one FIFO).
+    pub fn switch_classes(&self) -> usize {
+        match &self.switch.scheduler {
+            None => 1,
+            Some(Scheduler::StrictPriority(s)) => s.classes as usize,
+            Some(Scheduler::Dwrr(d)) => d.quanta.len(),
+        }
+    }
+
+    /// The lossless classes of `switch.pfc` as a bit set.
+    pub fn pfc_lossless(&self) -> u8 {
+        match self.switch.pfc.as_ref().and_then(|p| p.classes.as_ref()) {
+            Some(cs) => cs.iter().fold(0, |m, &c| m | 1u8 << c.min(7)),
+            None => ((1u16 << self.switch_classes().min(8)) - 1) as u8,
+        }
+    }
+
+    fn validate_pfc(&self, pfc: &PfcCfg) -> Result<(), ConfigError> {
+        let classes = self.switch_classes();
+        if classes > crate::pfc::CLASSES {
+            return Err(err("switch.scheduler", format!("{classes} classes with switch.pfc: PFC has 8 priorities, allowed 1..=8 classes")));
+        }
+        for (i, &c) in pfc.classes.iter().flatten().enumerate() {
+            if c as usize >= classes {
+                return Err(err(format!("switch.pfc.classes[{i}]"), format!("class {c} does not exist: the switch has {classes} class(es), 0..={}", classes - 1)));
+            }
+        }
+        if self.switch.voq.is_some() {
+            return Err(err("switch.pfc", "PFC cannot be combined with switch.voq (the VOQ switch has its own ingress buffers)"));
+        }
+        if let Some(Scheduler::StrictPriority(StrictPriorityCfg { full: FullBuffer::PushOutLowest, .. })) = &self.switch.scheduler {
+            return Err(err("switch.scheduler.full", "\"push_out_lowest\" would drop lossless frames: with switch.pfc use \"drop_arrival\""));
+        }
+        match pfc.xoff {
+            Xoff::Dynamic if self.switch.shared_buffer.is_none() => {
+                return Err(err("switch.pfc.xoff", "\"dynamic\" thresholds are a share of the free shared buffer: set switch.shared_buffer, or give a size"));
+            }
+            Xoff::Bytes(0) => return Err(err("switch.pfc.xoff", "0B would pause at every frame: allowed a size above 0, or \"dynamic\"")),
+            Xoff::Bytes(b) if pfc.xon_offset.is_some_and(|o| o.0 > b) => {
+                return Err(err("switch.pfc.xon_offset", format!("{} is above XOFF ({b}B): allowed at most XOFF", pfc.xon_offset.unwrap())));
+            }
+            _ => {}
+        }
+        if !(pfc.alpha > 0.0 && pfc.alpha <= 64.0) {
+            return Err(err("switch.pfc.alpha", format!("{} is out of range: allowed (0, 64]", pfc.alpha)));
+        }
+        if pfc.quanta == 0 {
+            return Err(err("switch.pfc.quanta", "0 quanta would never pause: allowed 1..=65535"));
+        }
+        if pfc.refresh.is_some_and(|r| r.0 == Dur::ZERO) {
+            return Err(err("switch.pfc.refresh", "the refresh interval must be greater than zero"));
+        }
+        if pfc.deadlock_after.0 == Dur::ZERO {
+            return Err(err("switch.pfc.deadlock_after", "must be greater than zero"));
+        }
+        if let (Some(sb), crate::units::Headroom::Bytes(h)) = (self.switch.shared_buffer, pfc.headroom) {
+            if h >= sb.size.0 {
+                return Err(err("switch.pfc.headroom", format!("{h}B per port and class does not fit in the shared buffer of {}", sb.size)));
+            }
+        }
+        Ok(())
+    }
+
     /// Semantic checks that serde cannot express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let hosts = self.topology.num_hosts();
@@ -1837,6 +1974,14 @@ impl Scenario {
             Topology::Fattree(t) => {
                 if t.k < 2 || t.k % 2 != 0 || t.k > 72 {
                     return Err(err("topology.k", format!("k = {} is not allowed: k must be even, 2..=72", t.k)));
+                }
+            }
+            Topology::Ring(t) => {
+                if !(3..=1000).contains(&t.switches) {
+                    return Err(err("topology.switches", format!("{} is out of range: a ring has 3..=1000 switches", t.switches)));
+                }
+                if !(1..=1000).contains(&t.hosts_per_switch) {
+                    return Err(err("topology.hosts_per_switch", format!("{} is out of range: allowed 1..=1000", t.hosts_per_switch)));
                 }
             }
             Topology::Dumbbell(Dumbbell { senders, receivers, .. }) => {
@@ -1949,6 +2094,9 @@ impl Scenario {
                     ));
                 }
             }
+        }
+        if let Some(pfc) = &self.switch.pfc {
+            self.validate_pfc(pfc)?;
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}
@@ -2563,7 +2711,19 @@ size = "64KB"
         assert_eq!(e.path, "tcp.bad_rexmit_undo");
         assert!(e.message.contains("tcp.frto"), "{e}");
 
-        let e = parse(&STAR.replace("\"star\"", "\"ring\"")).unwrap_err();
-        assert!(e.message.contains("ring") && e.message.contains("star"), "{e}");
+        let e = parse(&STAR.replace("\"star\"", "\"torus\"")).unwrap_err();
+        assert!(e.message.contains("torus") && e.message.contains("star"), "{e}");
+
+        let e = parse(&format!("{STAR}\n[switch.pfc]\nxoff = \"dynamic\"\n")).unwrap_err();
+        assert_eq!(e.path, "switch.pfc.xoff");
+        assert!(e.message.contains("shared_buffer"), "{e}");
+        let e = parse(&format!("{STAR}\n[switch.pfc]\nxoff = \"lots\"\n")).unwrap_err();
+        assert_eq!(e.path, "switch.pfc.xoff");
+        assert!(e.message.contains("\"dynamic\""), "{e}");
+        let e = parse(&format!("{STAR}\n[switch.pfc]\nxoff = \"40KB\"\nclasses = [1]\n")).unwrap_err();
+        assert_eq!(e.path, "switch.pfc.classes[0]");
+        assert!(e.message.contains("1 class(es)"), "{e}");
+        let e = parse(&format!("{STAR}\n[switch.pfc]\nxoff = \"40KB\"\nquanta = 0\n")).unwrap_err();
+        assert_eq!(e.path, "switch.pfc.quanta");
     }
 }

@@ -14,6 +14,7 @@ pub mod ideal;
 pub mod pacer;
 pub mod packet;
 pub mod pcap;
+pub mod pfc;
 pub mod phantom;
 pub mod port;
 pub mod results;

@@ -54,8 +54,18 @@ impl Ecn {
     }
 }
 
+/// What a frame carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FrameKind {
+    /// A TCP/IP segment.
+    #[default]
+    Tcp,
+    /// A PFC PAUSE frame (IEEE 802.1Qbb; crate::pfc): `pause_class`, `pause_quanta`.
+    Pause,
+}
+
 /// A SYN's window-scale option in one byte (0: absent, else the shift + 1),
-/// which keeps `Packet` within 104 bytes (a test holds it there).
+/// which keeps `Packet` within 112 bytes (a test holds it there).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WScale(u8);
 
@@ -72,7 +82,7 @@ impl WScale {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PktId(pub u32);
 
-/// One TCP/IP packet. Sequence numbers are 64-bit offsets in the sender's
+/// One frame: a TCP/IP packet, or a PFC PAUSE frame (`kind`). Sequence numbers are 64-bit offsets in the sender's
 /// stream (the SYN is 0, the first data byte 1); the 32-bit wire value is
 /// `(ISN + offset) mod 2^32`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -120,6 +130,12 @@ pub struct Packet {
     pub wire_bytes: u32,
     /// When the packet entered the queue it is in (for sojourn-time AQMs).
     pub enqueued_at: SimTime,
+    pub kind: FrameKind,
+    /// A PAUSE frame's class and time (zero: resume).
+    pub pause_class: u8,
+    pub pause_quanta: u16,
+    /// With PFC: the switch port it came in on (its ingress accounting).
+    pub ingress_port: u32,
 }
 
 impl Packet {
@@ -176,7 +192,10 @@ impl Packet {
 
     /// Ethernet frame length including header and FCS, padded to 64 bytes.
     pub fn frame_len(&self) -> u64 {
-        (ETH_HEADER + self.ip_len() + ETH_FCS).max(ETH_MIN_FRAME)
+        match self.kind {
+            FrameKind::Tcp => (ETH_HEADER + self.ip_len() + ETH_FCS).max(ETH_MIN_FRAME),
+            FrameKind::Pause => crate::pfc::PAUSE_FRAME_BYTES,
+        }
     }
 
     /// Compute and store the on-the-wire size.
@@ -236,7 +255,7 @@ mod tests {
         }
         assert_eq!(p.sack_blocks().collect::<Vec<_>>(), blocks);
         // Every packet event touches one: keep it within two cache lines.
-        assert!(std::mem::size_of::<Packet>() <= 104, "{}", std::mem::size_of::<Packet>());
+        assert!(std::mem::size_of::<Packet>() <= 112, "{}", std::mem::size_of::<Packet>());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! port 10000 + (connection mod 50000), the other side port 5001. Sequence
 //! numbers on the wire are ISN + stream offset mod 2^32.
 
-use crate::packet::{flags, Packet, ETH_FCS, IPV4_HEADER, TCP_HEADER};
+use crate::packet::{flags, FrameKind, Packet, ETH_FCS, IPV4_HEADER, TCP_HEADER};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
@@ -117,10 +117,31 @@ fn push_options(p: &Packet, isns: Isns, out: &mut Vec<u8>) {
     }
 }
 
+/// A PFC PAUSE frame (IEEE 802.1Qbb; 802.3 Annex 31D): to the MAC Control
+/// multicast address, EtherType 0x8808, opcode 0x0101, the class-enable
+/// vector with the one class it carries, eight 16-bit times, padding.
+fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
+    out.extend_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
+    out.extend_from_slice(&mac(p.src_host));
+    out.extend_from_slice(&[0x88, 0x08, 0x01, 0x01]);
+    out.extend_from_slice(&(1u16 << p.pause_class).to_be_bytes());
+    for c in 0..8 {
+        let time = if c == p.pause_class { p.pause_quanta } else { 0 };
+        out.extend_from_slice(&time.to_be_bytes());
+    }
+}
+
 /// The frame's bytes up to `snaplen` (without FCS), into `out`; returns the
 /// frame's original length (without FCS, padding included).
 pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) -> u32 {
     out.clear();
+    if p.kind == FrameKind::Pause {
+        pause_bytes(p, out);
+        let orig_len = (p.frame_len() - ETH_FCS) as u32;
+        out.resize(orig_len as usize, 0);
+        out.truncate(snaplen);
+        return orig_len;
+    }
     // Ethernet
     out.extend_from_slice(&mac(p.dst_host));
     out.extend_from_slice(&mac(p.src_host));
@@ -206,6 +227,20 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_frame_is_64_bytes_with_its_class_and_time() {
+        let p = Packet { kind: FrameKind::Pause, pause_class: 3, pause_quanta: 0xFFFF, src_host: 9, ..Default::default() };
+        let mut out = Vec::new();
+        let len = frame_bytes(&p, Isns { own: 0, peer: 0 }, 1000, &mut out);
+        assert_eq!(len, 60, "64 B with the FCS");
+        assert_eq!(out.len(), 60);
+        assert_eq!(&out[..6], [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
+        assert_eq!(&out[12..16], [0x88, 0x08, 0x01, 0x01], "MAC Control, PFC opcode");
+        assert_eq!(&out[16..18], [0x00, 0x08], "class-enable vector: class 3");
+        assert_eq!(&out[18 + 2 * 3..18 + 2 * 4], [0xFF, 0xFF], "class 3's time");
+        assert!(out[34..].iter().all(|&b| b == 0), "padding");
+    }
 
     #[test]
     fn headers_have_valid_checksums_and_lengths() {

@@ -9,6 +9,7 @@ use crate::aqm::{Aqm, QueueView, Verdict};
 use crate::config::PqPlacement;
 use crate::hscc::Hscc;
 use crate::packet::{Ecn, Packet, PacketPool, PktId};
+use crate::pfc::PfcPort;
 use crate::phantom::PhantomQueue;
 use crate::sched::Classes;
 use crate::units::QSize;
@@ -73,6 +74,8 @@ pub struct Port {
     pub pq: Option<Box<PhantomQueue>>,
     /// HSCC's relay and counters (switch ports), if configured.
     pub hscc: Option<Box<Hscc>>,
+    /// PFC's pause state and ingress accounting, if configured.
+    pub pfc: Option<Box<PfcPort>>,
     /// Per-class queues (strict priority or DWRR), if configured; else `queue`
     /// is the port's one FIFO.
     pub classes: Option<Box<Classes>>,
@@ -85,6 +88,8 @@ pub struct Port {
     /// slot reused by the time `settle` releases it).
     pub transmitting: Option<PktId>,
     transmitting_bytes: u64,
+    /// The frame being sent is a control frame (PFC PAUSE): it holds no buffer.
+    transmitting_control: bool,
     /// Frames propagating on the link: (arrival time of the last bit, packet).
     pub on_wire: VecDeque<(SimTime, PktId)>,
     /// Random loss on the wire: probability and the port's own stream.
@@ -149,12 +154,14 @@ impl Port {
             aqm,
             pq: None,
             hscc: None,
+            pfc: None,
             classes: None,
             queue: VecDeque::new(),
             queue_len: 0,
             queue_bytes: 0,
             transmitting: None,
             transmitting_bytes: 0,
+            transmitting_control: false,
             on_wire: VecDeque::new(),
             loss: None,
             shared: None,
@@ -167,6 +174,15 @@ impl Port {
             busy_until: SimTime::ZERO,
             gap: Dur::ZERO,
             stats: PortStats::default(),
+        }
+    }
+
+    /// Packets of `class` waiting.
+    pub fn class_backlog(&self, class: usize) -> u64 {
+        match &self.classes {
+            Some(c) => c.view(class).packets,
+            None if class == 0 => self.queue_len,
+            None => 0,
         }
     }
 
@@ -253,17 +269,25 @@ impl Port {
                 (class, v)
             }
         };
+        // A lossless class at a switch is never dropped here: PFC's ingress
+        // accounting bounds it (only a full shared buffer still drops).
+        let lossless = self.pfc.as_ref().is_some_and(|p| p.is_lossless(class));
         match verdict {
-            Verdict::Drop => {
+            Verdict::Drop if !lossless => {
                 self.stats.drops += 1;
                 return Offer::Dropped { evicted: 0 };
             }
             Verdict::Mark if self.pq.as_ref().is_none_or(|q| q.port_marking) => self.mark(pkt),
-            Verdict::Mark | Verdict::Enqueue => {}
+            Verdict::Drop | Verdict::Mark | Verdict::Enqueue => {}
         }
         pkt.enqueued_at = now; // harmless if it is dropped below
         let mut evicted = 0;
-        if !self.fits(size, reserve) {
+        if lossless {
+            if shared.as_ref().is_some_and(|b| b.used + size > b.size) {
+                self.stats.drops += 1;
+                return Offer::Dropped { evicted };
+            }
+        } else if !self.fits(size, reserve) {
             let fits;
             (evicted, fits) = self.make_room(class, size, reserve, pool, shared.as_deref_mut());
             if !fits {
@@ -271,12 +295,12 @@ impl Port {
                 return Offer::Dropped { evicted };
             }
         }
-        if self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
+        if !lossless && self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
             self.stats.drops += 1; // the class's own cap
             return Offer::Dropped { evicted };
         }
         // Dynamic threshold: this port may hold at most alpha * (free buffer).
-        let shared_full = shared.as_ref().is_some_and(|b| {
+        let shared_full = !lossless && shared.as_ref().is_some_and(|b| {
             let free = b.size.saturating_sub(b.used);
             size > free || (self.held_bytes + size) as f64 > b.alpha * free as f64
         });
@@ -289,7 +313,11 @@ impl Port {
         }
         self.held_bytes += size;
         self.stats.enqueued += 1;
-        if self.transmitting.is_none() && self.queue_len == 0 {
+        let paused = self.pfc.as_ref().is_some_and(|p| {
+            let c = if self.classes.is_some() { class } else { p.class_of(pool.get(id).dscp) };
+            p.paused_mask(now) & (1 << c) != 0
+        });
+        if self.transmitting.is_none() && self.queue_len == 0 && !paused {
             if self.dequeue_aqm {
                 // Straight through: a sojourn-time AQM still sees it (waited 0).
                 let v = self.judge_departure(now, id, class, pool);
@@ -389,6 +417,29 @@ impl Port {
         }
     }
 
+    /// PFC: send control frame `id` before any queued data. True if the port
+    /// was idle and started it (the caller starts the transmission).
+    pub fn send_control(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) -> bool {
+        let p = self.pfc.as_mut().expect("a PFC port");
+        if self.transmitting.is_some() {
+            p.control.push_back(id);
+            return false;
+        }
+        self.begin_tx(now, id, pool);
+        self.transmitting_control = true;
+        true
+    }
+
+    /// PFC: a paused class may send again. True if the idle port started a
+    /// frame (the caller starts the transmission), and the frames a
+    /// sojourn-time AQM dropped on the way.
+    pub fn resume(&mut self, now: SimTime, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> (bool, u32) {
+        if self.transmitting.is_some() {
+            return (false, 0);
+        }
+        self.start_next_judged(now, pool, shared)
+    }
+
     /// Take every waiting frame (the link failed); the caller frees them.
     /// The frame on the wire finishes and is then lost.
     pub fn drain(&mut self, now: SimTime, pool: &PacketPool, shared: Option<&mut SharedBuffer>) -> Vec<PktId> {
@@ -430,7 +481,9 @@ impl Port {
     #[inline]
     pub fn finish_tx(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> TxDone {
         let id = self.transmitting.take().expect("TxDone without a frame");
-        self.release(self.transmitting_bytes, shared.as_deref_mut());
+        if !std::mem::take(&mut self.transmitting_control) {
+            self.release(self.transmitting_bytes, shared.as_deref_mut());
+        }
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += self.transmitting_bytes;
         let lost = !self.up
@@ -522,7 +575,7 @@ impl Port {
     /// sojourn-time AQM has judged it (CoDel may drop several in a row).
     #[inline]
     fn start_next(&mut self, now: SimTime, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) -> (bool, u32) {
-        if self.classes.is_some() || self.dequeue_aqm {
+        if self.classes.is_some() || self.dequeue_aqm || self.pfc.is_some() {
             return self.start_next_judged(now, pool, shared);
         }
         // The common case: one FIFO, and nothing judges departures.
@@ -541,13 +594,27 @@ impl Port {
         }
     }
 
-    /// `start_next` with classes or a sojourn-time AQM.
+    /// `start_next` with classes, a sojourn-time AQM or PFC: PFC's control
+    /// frames first, then data of the classes not paused.
     fn start_next_judged(&mut self, now: SimTime, pool: &mut PacketPool, mut shared: Option<&mut SharedBuffer>) -> (bool, u32) {
+        let mut paused = 0;
+        let mut head_paused = false;
+        if let Some(p) = &mut self.pfc {
+            if let Some(id) = p.control.pop_front() {
+                self.begin_tx(now, id, pool);
+                self.transmitting_control = true;
+                return (true, 0);
+            }
+            paused = p.paused_mask(now);
+            // One FIFO stops while its head frame's class is paused.
+            head_paused = self.classes.is_none() && self.queue.front().is_some_and(|&h| paused & (1 << p.class_of(pool.get(h).dscp)) != 0);
+        }
         let mut dropped = 0;
         let started = loop {
             let next = match &mut self.classes {
+                None if head_paused => None,
                 None => self.queue.pop_front().map(|id| (id, 0)),
-                Some(c) => c.pop(pool),
+                Some(c) => c.pop(pool, paused),
             };
             let Some((id, class)) = next else {
                 self.aqm.on_idle(now);
@@ -561,7 +628,7 @@ impl Port {
                 // The class's own AQM hears that its queue emptied.
                 c.aqms[class].on_idle(now);
             }
-            if verdict != Verdict::Drop {
+            if verdict != Verdict::Drop || self.pfc.as_ref().is_some_and(|p| p.is_lossless(class)) {
                 self.begin_tx(now, id, pool);
                 break true;
             }

@@ -115,15 +115,22 @@ impl Classes {
         }
     }
 
-    /// The next packet to send and its class.
+    /// The next packet to send and its class, skipping the classes PFC
+    /// has paused (bit c of `paused`: class c).
     #[inline]
-    pub fn pop(&mut self, pool: &PacketPool) -> Option<(PktId, usize)> {
+    pub fn pop(&mut self, pool: &PacketPool, paused: u8) -> Option<(PktId, usize)> {
+        let free = |c: usize| paused & (1 << c.min(7)) == 0;
         let class = match &mut self.order {
-            Order::Strict => self.queues.iter().position(|q| !q.is_empty())?,
+            Order::Strict => self.queues.iter().enumerate().position(|(c, q)| !q.is_empty() && free(c))?,
             Order::Dwrr(d) => {
-                let level = d.active.iter_mut().find(|l| !l.is_empty())?;
+                let level = d.active.iter_mut().find(|l| l.iter().any(|&c| free(c)))?;
                 loop {
                     let c = *level.front().expect("a non-empty level");
+                    if !free(c) {
+                        // Paused: it keeps its deficit and yields the turn.
+                        level.rotate_left(1);
+                        continue;
+                    }
                     let ip = pool.get(*self.queues[c].front().expect("active classes have packets")).ip_len();
                     if ip <= d.deficit[c] {
                         d.deficit[c] -= ip;
@@ -196,8 +203,30 @@ mod tests {
         for (id, class) in [(0, 2), (1, 1), (2, 2), (3, 1)] {
             s.push(class, PktId(id), 158);
         }
-        let order: Vec<_> = std::iter::from_fn(|| s.pop(&pool)).collect();
+        let order: Vec<_> = std::iter::from_fn(|| s.pop(&pool, 0)).collect();
         assert_eq!(order, [(PktId(1), 1), (PktId(3), 1), (PktId(0), 2), (PktId(2), 2)]);
+    }
+
+    #[test]
+    fn paused_classes_are_skipped_and_keep_their_place() {
+        let pool = pool(&[100; 4]);
+        let mut s = strict(3);
+        for (id, class) in [(0, 0), (1, 1), (2, 0), (3, 2)] {
+            s.push(class, PktId(id), 158);
+        }
+        assert_eq!(s.pop(&pool, 0b001), Some((PktId(1), 1)));
+        assert_eq!(s.pop(&pool, 0b011), Some((PktId(3), 2)));
+        assert_eq!(s.pop(&pool, 0b111), None);
+        assert_eq!(s.pop(&pool, 0), Some((PktId(0), 0)));
+        let pool = self::pool(&[1460; 4]);
+        let mut d = dwrr(&[1500, 1500], None);
+        for k in 0..4u32 {
+            d.push((k % 2) as usize, PktId(k), 1518);
+        }
+        let order: Vec<usize> = std::iter::from_fn(|| d.pop(&pool, 0b01).map(|x| x.1)).collect();
+        assert_eq!(order, [1, 1], "class 0 paused: only class 1 is served");
+        let order: Vec<usize> = std::iter::from_fn(|| d.pop(&pool, 0).map(|x| x.1)).collect();
+        assert_eq!(order, [0, 0]);
     }
 
     #[test]
@@ -235,7 +264,7 @@ mod tests {
         for k in 0..300u32 {
             d.push((k % 3) as usize, PktId(k), 1518);
         }
-        let sent: Vec<usize> = (0..120).map(|_| d.pop(&pool).unwrap().1).collect();
+        let sent: Vec<usize> = (0..120).map(|_| d.pop(&pool, 0).unwrap().1).collect();
         let count = |c| sent.iter().filter(|&&x| x == c).count();
         assert_eq!((count(0), count(1), count(2)), (60, 30, 30));
         // A class keeps the head while it has deficit: class 0 sends two in a row.
@@ -257,7 +286,7 @@ mod tests {
         }
         let mut bytes = [0u64; 2];
         for _ in 0..20 {
-            let (id, c) = d.pop(&pool).unwrap();
+            let (id, c) = d.pop(&pool, 0).unwrap();
             bytes[c] += pool.get(id).ip_len();
         }
         // Equal quanta, equal bytes over time, whatever the packet sizes (within one packet).
@@ -272,7 +301,7 @@ mod tests {
             d.push(0, PktId(k), 1518);
             d.push(1, PktId(k + 3), 1518);
         }
-        let order: Vec<usize> = std::iter::from_fn(|| d.pop(&pool).map(|x| x.1)).collect();
+        let order: Vec<usize> = std::iter::from_fn(|| d.pop(&pool, 0).map(|x| x.1)).collect();
         assert_eq!(order, [1, 1, 1, 0, 0, 0]);
     }
 }

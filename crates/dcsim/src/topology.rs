@@ -240,6 +240,15 @@ impl Network {
             }
             Topology::Leafspine(t) => b.leaf_spine(t),
             Topology::Fattree(t) => b.fat_tree(t),
+            Topology::Ring(t) => {
+                let switches: Vec<u32> = (0..t.switches).map(|_| b.add_switch(None)).collect();
+                for h in 0..t.switches * t.hosts_per_switch {
+                    b.connect(h, switches[(h / t.hosts_per_switch) as usize], t.link_rate.0, t.host_delay.0);
+                }
+                for i in 0..switches.len() {
+                    b.connect(switches[i], switches[(i + 1) % switches.len()], t.link_rate.0, t.link_delay.0);
+                }
+            }
         }
         let mut net = b.net;
         net.compute_fib();

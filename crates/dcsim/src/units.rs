@@ -276,6 +276,60 @@ string_serde!(QSize, QSize::parse, |q| q.to_string(), "a queue size in packets o
 string_serde!(FlowSize, FlowSize::parse, |q| q.to_string(), "a flow size with a unit, like \"64KB\", or \"inf\"");
 string_serde!(Clock, Clock::parse, |c| c.to_string(), "a clock resolution, like \"1ns\", or \"sbintime\"");
 
+string_serde!(Xoff, Xoff::parse, |x| x.to_string(), "a size with a unit, like \"40KB\", or \"dynamic\"");
+string_serde!(Headroom, Headroom::parse, |h| h.to_string(), "a size with a unit, like \"30KB\", or \"auto\"");
+
+/// PFC's XOFF level: a fixed size, or "dynamic" (a share of the free shared buffer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Xoff {
+    Bytes(u64),
+    Dynamic,
+}
+
+impl Xoff {
+    fn parse(s: &str) -> Result<Xoff, String> {
+        if s == "dynamic" {
+            return Ok(Xoff::Dynamic);
+        }
+        parse_bytes(s).map(Xoff::Bytes).map_err(|e| format!("{e}, or \"dynamic\""))
+    }
+}
+
+impl fmt::Display for Xoff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Xoff::Bytes(b) => write!(f, "{b}B"),
+            Xoff::Dynamic => f.write_str("dynamic"),
+        }
+    }
+}
+
+/// PFC's headroom: a fixed size, or "auto" (derived from each link).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Headroom {
+    Bytes(u64),
+    #[default]
+    Auto,
+}
+
+impl Headroom {
+    fn parse(s: &str) -> Result<Headroom, String> {
+        if s == "auto" {
+            return Ok(Headroom::Auto);
+        }
+        parse_bytes(s).map(Headroom::Bytes).map_err(|e| format!("{e}, or \"auto\""))
+    }
+}
+
+impl fmt::Display for Headroom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Headroom::Bytes(b) => write!(f, "{b}B"),
+            Headroom::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// A clock that ticks every `num / den` picoseconds: a whole number of
 /// picoseconds, or FreeBSD's sbintime (32.32 fixed-point seconds, a tick of
 /// 2^-32 s ≈ 232.8 ps), in which seed 004's ARREAR stores its clock reads.

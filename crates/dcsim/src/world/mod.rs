@@ -7,7 +7,7 @@ use crate::config::{
 };
 use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
 use crate::pacer::{Admit, HullPacer, PacerFlow};
-use crate::packet::{flags, Packet, PacketPool, PktId};
+use crate::packet::{flags, FrameKind, Packet, PacketPool, PktId};
 use crate::pcap::{Capture, Isns};
 use crate::port::Offer;
 use crate::results::{Col, Table};
@@ -21,12 +21,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 mod incast;
+mod pfc;
 mod poisson;
 mod requests;
 mod search;
 mod tables;
 
 use incast::IncastApp;
+use pfc::PfcRun;
 use requests::RequestsApp;
 use search::SearchApp;
 
@@ -62,6 +64,13 @@ enum Ev {
     Link { port: u32, up: bool },
     /// A VOQ switch's oracle: an egress port can take a waiting frame now.
     VoqWake { sw: u32, egress: u32 },
+    /// PFC: resend a port's PAUSE for a class if still above XON (stale
+    /// unless `gen` is the class's refresh generation).
+    PfcRefresh { port: u32, class: u8, gen: u32 },
+    /// PFC: a port's pause of a class may have ended.
+    PfcResume { port: u32, class: u8 },
+    /// PFC: look for pause cycles.
+    PfcWatch,
     Sample,
     Stop,
 }
@@ -224,6 +233,8 @@ pub struct World<'a> {
     capture_at: Vec<u32>,
     /// Flow filters of captures, resolved to connections when flows start.
     capture_flow: Vec<Option<u32>>,
+    /// PFC's settings and deadlock report, when configured.
+    pfc: Option<PfcRun>,
     // Packet conservation.
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -300,6 +311,7 @@ impl<'a> World<'a> {
             idle_conns: vec![Vec::new(); net_hosts as usize],
             capture_at,
             capture_flow,
+            pfc: None,
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -315,6 +327,9 @@ impl<'a> World<'a> {
                 w.voqs.push(VoqSwitch::new(cfg, ports));
             }
         }
+        if s.switch.pfc.is_some() {
+            w.pfc = Some(PfcRun::new(s, &mut w.net));
+        }
         // Ports where a frame's end only starts the next one (Port::end_known_at_start).
         for p in &mut w.net.ports {
             if s.link.framing.gap() {
@@ -327,6 +342,7 @@ impl<'a> World<'a> {
                 && p.shared.is_none()
                 && p.hscc.is_none()
                 && p.pq.is_none()
+                && p.pfc.is_none()
                 && !(host_port && w.tsq_limit > 0)
                 && (host_port || s.switch.voq.is_none());
             // Queued frames start lazily where one FIFO serves them and
@@ -507,6 +523,9 @@ impl<'a> World<'a> {
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port, done.frame));
                 }
+                if self.pfc.is_some() && p.node >= self.net.num_hosts {
+                    self.pfc_depart(now, done.frame);
+                }
                 if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, done.frame, true);
                 }
@@ -536,6 +555,9 @@ impl<'a> World<'a> {
                 }
                 if !self.captures.is_empty() {
                     self.capture(now, self.net.reverse[port as usize], id);
+                }
+                if self.pfc.is_some() && self.pool.get(id).kind == FrameKind::Pause {
+                    return self.pfc_receive(now, port, id);
                 }
                 match self.net.kinds[node as usize] {
                     NodeKind::Host => self.deliver(now, node, id),
@@ -587,6 +609,9 @@ impl<'a> World<'a> {
             }
             Ev::Link { port, up } => {
                 for id in self.net.set_link(now, port, up, &self.pool) {
+                    if self.pfc.is_some() {
+                        self.pfc_depart(now, id);
+                    }
                     self.pool.free(id);
                     self.packets_dropped += 1;
                 }
@@ -607,6 +632,9 @@ impl<'a> World<'a> {
                 }
                 self.voq_schedule(now, sw, egress as usize);
             }
+            Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(now, port, class, gen),
+            Ev::PfcResume { port, class } => self.pfc_resume(now, port, class),
+            Ev::PfcWatch => self.pfc_watch(now),
             Ev::Sample => {
                 let t = now.as_secs_f64();
                 if !self.voqs.is_empty() {
@@ -634,6 +662,11 @@ impl<'a> World<'a> {
     /// A frame reaches switch `sw` on the link whose egress port (the other
     /// direction) is `in_port`.
     fn switch_receive(&mut self, now: SimTime, sw: u32, in_port: u32, id: PktId) {
+        if self.pfc.is_some() && !self.pfc_arrive(now, sw, in_port, id) {
+            self.pool.free(id);
+            self.packets_dropped += 1;
+            return;
+        }
         let pkt = self.pool.get(id);
         let Some(port) = self.net.route(sw, pkt.dst_host, pkt.flow_hash) else {
             // No route (failed links): the switch drops the frame.
@@ -764,6 +797,9 @@ impl<'a> World<'a> {
                 if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, id, false);
                 }
+                if self.pfc.is_some() && self.net.ports[port as usize].node >= self.net.num_hosts {
+                    self.pfc_depart(now, id);
+                }
                 self.pool.free(id);
                 self.packets_dropped += 1 + evicted as u64;
             }
@@ -778,6 +814,11 @@ impl<'a> World<'a> {
             }
             Offer::Queued { evicted } => {
                 self.packets_dropped += evicted as u64;
+                let p = &self.net.ports[port as usize];
+                if p.pfc.is_some() && p.transmitting.is_none() {
+                    // Queued behind a paused class: another may go now.
+                    return self.pfc_restart(now, port);
+                }
                 // A frame now waits behind one whose end has no event yet.
                 if let Some(t) = self.net.ports[port as usize].idle_at.take() {
                     self.q.schedule_first(t, Ev::TxDone(port));
@@ -843,9 +884,12 @@ impl<'a> World<'a> {
             return;
         }
         let pkt = self.pool.get(id);
-        let isns = Isns {
-            own: self.eps[(pkt.conn * 2 + pkt.side as u32) as usize].isn,
-            peer: self.eps[(pkt.conn * 2 + 1 - pkt.side as u32) as usize].isn,
+        let isns = match pkt.kind {
+            FrameKind::Tcp => Isns {
+                own: self.eps[(pkt.conn * 2 + pkt.side as u32) as usize].isn,
+                peer: self.eps[(pkt.conn * 2 + 1 - pkt.side as u32) as usize].isn,
+            },
+            FrameKind::Pause => Isns { own: 0, peer: 0 },
         };
         self.captures[c as usize].record(now.ps(), pkt, isns);
     }

@@ -260,6 +260,7 @@ impl World<'_> {
         let trace = self.trace_table();
         let pacer = self.pacer_table();
         let voq = self.voq_table();
+        let pfc = self.pfc_table();
         let sim_s = self.q.now().as_secs_f64();
         let events = self.q.events_executed();
         let mut m = serde_json::Map::new();
@@ -282,6 +283,10 @@ impl World<'_> {
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.end.is_some()).count()));
         m.insert("queries_completed".into(), json!(self.queries.len()));
         m.insert("pacer_drops".into(), json!(self.pacers.iter().map(|p| p.drops).sum::<u64>()));
+        if let Some(run) = &self.pfc {
+            let deadlock = run.deadlock.as_ref().map(|(at, class, ports)| json!({"at": at.as_secs_f64(), "class": class, "ports": ports}));
+            m.insert("pfc_deadlock".into(), json!(deadlock));
+        }
         let caps = std::mem::take(&mut self.captures);
         let counts: Vec<_> = caps.iter().map(|c| c.counts).collect();
         let captures = Table::new("captures")
@@ -294,6 +299,6 @@ impl World<'_> {
             .col("ece", Col::U64(counts.iter().map(|c| c.ece).collect()))
             .col("cwr", Col::U64(counts.iter().map(|c| c.cwr).collect()));
         let pcaps = caps.into_iter().map(|c| (c.name.clone(), c.into_bytes())).collect();
-        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures, pacer, voq], summary: m, pcaps }
+        RunOutput { tables: vec![flows, queries, queues, ports, trace, captures, pacer, voq, pfc], summary: m, pcaps }
     }
 }
