@@ -3,7 +3,7 @@
 //! (crate::sojourn) decide the same as a packet leaves the queue. An AQM
 //! never owns the FIFO or the counters; the [`crate::port::Port`] does.
 
-use crate::config::{Aqm as AqmCfg, DctcpStep, RedAction, RedCfg};
+use crate::config::{Aqm as AqmCfg, DctcpStep, RedAction, RedCfg, RedSpacing};
 use crate::sojourn::{Codel, EcnSharp, Tcn};
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rng, SimTime};
@@ -51,7 +51,7 @@ impl Aqm {
         match cfg {
             AqmCfg::Droptail => Aqm::DropTail,
             AqmCfg::Dctcp(DctcpStep { k }) => Aqm::Step { k: *k },
-            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action }) => {
+            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing }) => {
                 let (min, max) = match (min_th, max_th) {
                     (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a as f64, *b as f64),
                     _ => unreachable!("validated: same unit"),
@@ -64,6 +64,7 @@ impl Aqm {
                     weight: *weight,
                     gentle: *gentle,
                     action: *action,
+                    counted: *spacing == RedSpacing::Count,
                     avg: 0.0,
                     count: -1,
                     idle_since: Some(SimTime::ZERO),
@@ -147,6 +148,8 @@ pub struct Red {
     weight: f64,
     gentle: bool,
     action: RedAction,
+    /// Spaced by `count` (the paper's p_a), or each packet independently with p_b.
+    counted: bool,
     avg: f64,
     /// Packets since the last mark/drop (-1 below min_th), as in the paper.
     count: i64,
@@ -182,7 +185,13 @@ impl Red {
                 self.max_p + (1.0 - self.max_p) * (avg - self.max) / self.max
             };
             let denom = 1.0 - self.count as f64 * pb;
-            let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+            let pa = if !self.counted {
+                pb
+            } else if denom <= 0.0 {
+                1.0
+            } else {
+                (pb / denom).min(1.0)
+            };
             if self.rng.next_f64() < pa {
                 self.count = 0;
                 true
@@ -219,7 +228,7 @@ mod tests {
 
     #[test]
     fn red_average_follows_ewma_and_marks_between_thresholds() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Count });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1200), Rng::stream(1, StreamId { kind: 0, index: 0 }));
         let q = |p| QueueView { packets: p, bytes: p * 1500 };
         // avg: 0 -> 5 -> 7.5 -> ... converging to 10 (half-way): some marks, some not.
@@ -243,7 +252,7 @@ mod tests {
 
     #[test]
     fn red_idle_time_decays_the_average() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop, spacing: RedSpacing::Count });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1000), Rng::from_seed_u64(1));
         for _ in 0..100 {
             a.on_enqueue(SimTime(0), QueueView { packets: 10, bytes: 0 }, true);

@@ -125,6 +125,9 @@ pub struct Scenario {
     pub host: HostCfg,
     #[serde(default)]
     pub tcp: TcpCfg,
+    /// RoCEv2 queue pairs instead of TCP connections for every flow (crate::rdma).
+    #[serde(default)]
+    pub rdma: Option<RdmaCfg>,
     #[serde(default)]
     pub workload: Vec<Workload>,
     /// Link failures (and recoveries) at given times.
@@ -468,6 +471,140 @@ fn pfc_quanta() -> u16 {
 }
 fn pfc_deadlock_after() -> DurV {
     DurV(Dur::from_ms(10))
+}
+
+/// An RDMA transport (RoCEv2 reliable connection; crate::rdma and
+/// docs/models/rdma.md): every flow is a queue pair at its host's NIC.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaCfg {
+    /// Congestion control at the sender's NIC.
+    #[serde(default)]
+    pub cc: RdmaCc,
+    /// Payload bytes per data packet (the RoCE path MTU's payload).
+    #[serde(default = "rdma_payload")]
+    pub payload: Bytes,
+    /// The receiver acknowledges every this many in-order data packets
+    /// (and always the last of a message).
+    #[serde(default = "one_u32")]
+    pub ack_every: u32,
+    /// A receiver NACKs a sequence gap once, then again only after this.
+    #[serde(default = "rdma_nack_interval")]
+    pub nack_interval: DurV,
+    /// Go back to the first unacknowledged byte when nothing is acknowledged for this long.
+    #[serde(default = "rdma_rto")]
+    pub rto: DurV,
+    /// A receiver sends at most one CNP per queue pair per this interval (DCQCN's N).
+    #[serde(default = "rdma_cnp_interval")]
+    pub cnp_interval: DurV,
+    /// DSCP (class) of ACKs, NACKs and CNPs; data uses the flow's `dscp`.
+    #[serde(default)]
+    pub control_dscp: u8,
+    /// The NIC's rate limiter granularity: rates are rounded down to a
+    /// multiple of this (none: exact).
+    #[serde(default)]
+    pub rate_step: Option<RateV>,
+}
+
+fn rdma_payload() -> Bytes {
+    Bytes(1000)
+}
+fn rdma_nack_interval() -> DurV {
+    DurV(Dur::from_us(500))
+}
+fn rdma_rto() -> DurV {
+    DurV(Dur::from_ms(1))
+}
+fn rdma_cnp_interval() -> DurV {
+    DurV(Dur::from_us(50))
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RdmaCc {
+    /// Line rate, no reaction (RoCE over PFC alone).
+    None,
+    /// DCQCN (Zhu et al., SIGCOMM 2015; crate::dcqcn).
+    Dcqcn(DcqcnCfg),
+}
+tagged_deserialize!(RdmaCc, "rdma.cc", { "none" => [None], "dcqcn" => Dcqcn });
+
+impl Default for RdmaCc {
+    fn default() -> Self {
+        RdmaCc::Dcqcn(DcqcnCfg::default())
+    }
+}
+
+/// DCQCN's reaction point (Zhu et al. 2015 §3.2, Fig. 7's algorithm). The
+/// defaults are the paper's (docs/models/dcqcn.md gives each value's source).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnCfg {
+    /// The alpha EWMA gain.
+    #[serde(default = "dcqcn_g")]
+    pub g: f64,
+    /// Alpha decays by (1 - g) after each such interval without a CNP (K).
+    #[serde(default = "dcqcn_55us")]
+    pub alpha_interval: DurV,
+    /// The rate-increase timer (T).
+    #[serde(default = "dcqcn_55us")]
+    pub increase_timer: DurV,
+    /// The rate-increase byte counter (B; "0B": none, only the timer counts).
+    #[serde(default = "dcqcn_byte_counter")]
+    pub byte_counter: Bytes,
+    /// Fast-recovery steps before additive increase (F).
+    #[serde(default = "dcqcn_f")]
+    pub fast_recovery: u32,
+    /// Additive and hyper increase steps (R_AI, R_HAI).
+    #[serde(default = "dcqcn_ai")]
+    pub ai: RateV,
+    #[serde(default = "dcqcn_hai")]
+    pub hai: RateV,
+    /// The rate never falls below this.
+    #[serde(default = "dcqcn_min_rate")]
+    pub min_rate: RateV,
+    /// Cut at most once per this interval, if a CNP came in it (the later
+    /// NICs' rate-reduce monitor period); none: on every CNP, as the paper.
+    #[serde(default)]
+    pub decrease_interval: Option<DurV>,
+}
+
+impl Default for DcqcnCfg {
+    fn default() -> Self {
+        DcqcnCfg {
+            g: dcqcn_g(),
+            alpha_interval: dcqcn_55us(),
+            increase_timer: dcqcn_55us(),
+            byte_counter: dcqcn_byte_counter(),
+            fast_recovery: dcqcn_f(),
+            ai: dcqcn_ai(),
+            hai: dcqcn_hai(),
+            min_rate: dcqcn_min_rate(),
+            decrease_interval: None,
+        }
+    }
+}
+
+fn dcqcn_g() -> f64 {
+    1.0 / 256.0
+}
+fn dcqcn_55us() -> DurV {
+    DurV(Dur::from_us(55))
+}
+fn dcqcn_byte_counter() -> Bytes {
+    Bytes(10_000_000)
+}
+fn dcqcn_f() -> u32 {
+    5
+}
+fn dcqcn_ai() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(40_000_000))
+}
+fn dcqcn_hai() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(100_000_000))
+}
+fn dcqcn_min_rate() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(10_000_000))
 }
 
 /// ARREAR's settings (seed 004 §6.2.2).
@@ -857,6 +994,19 @@ pub struct RedCfg {
     /// "mark": set CE on ECN-capable packets (drop the others); "drop": always drop.
     #[serde(default)]
     pub action: RedAction,
+    /// "count": Floyd & Jacobson's spacing (p_a = p_b / (1 - count p_b), §7);
+    /// "independent": every packet with probability p_b, as DCQCN's switches
+    /// (Zhu et al. 2015 §3.1).
+    #[serde(default)]
+    pub spacing: RedSpacing,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedSpacing {
+    #[default]
+    Count,
+    Independent,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
@@ -1893,6 +2043,57 @@ impl Scenario {
         }
     }
 
+    fn validate_rdma(&self, r: &RdmaCfg) -> Result<(), ConfigError> {
+        for (i, w) in self.workload.iter().enumerate() {
+            let kind = match w {
+                Workload::Bulk(_) | Workload::Flows(_) | Workload::Poisson(_) => continue,
+                Workload::Incast(_) => "incast",
+                Workload::Search(_) => "search",
+                Workload::Requests(_) => "requests",
+            };
+            return Err(err(format!("workload[{i}].type"), format!("\"{kind}\" runs over TCP; with [rdma] the workloads are \"bulk\", \"flows\" and \"poisson\" (an incast is a poisson pattern)")));
+        }
+        let tcp_only = [
+            (self.host.pacer.is_some(), "host.pacer"),
+            (self.host.tsq.is_some(), "host.tsq"),
+            (self.host.rtt_variation.is_some(), "host.rtt_variation"),
+            (self.switch.hscc.is_some(), "switch.hscc"),
+        ];
+        if let Some((_, what)) = tcp_only.iter().find(|(set, _)| *set) {
+            return Err(err("rdma", format!("{what} acts on TCP and cannot be combined with [rdma]")));
+        }
+        let room = (self.link.mtu as u64).saturating_sub(crate::packet::IPV4_HEADER + crate::packet::UDP_HEADER + crate::packet::ROCE_BTH + crate::packet::ROCE_ICRC);
+        if r.payload.0 == 0 || r.payload.0 > room {
+            return Err(err("rdma.payload", format!("{} does not fit: allowed 1B..={room}B with link.mtu = {} (IP, UDP, BTH and ICRC take 44 B)", r.payload, self.link.mtu)));
+        }
+        if r.ack_every == 0 {
+            return Err(err("rdma.ack_every", "0: allowed at least 1 (every packet)"));
+        }
+        if r.rto.0 == Dur::ZERO {
+            return Err(err("rdma.rto", "the retransmission timeout must be greater than zero"));
+        }
+        if r.rate_step.is_some_and(|s| s.0.bps == 0) {
+            return Err(err("rdma.rate_step", "must be greater than zero (omit it for exact rates)"));
+        }
+        if let RdmaCc::Dcqcn(d) = &r.cc {
+            if !(d.g > 0.0 && d.g <= 1.0) {
+                return Err(err("rdma.cc.g", format!("{} is out of range: allowed (0, 1]", d.g)));
+            }
+            for (key, v) in [("alpha_interval", d.alpha_interval), ("increase_timer", d.increase_timer)] {
+                if v.0 == Dur::ZERO {
+                    return Err(err(format!("rdma.cc.{key}"), "must be greater than zero"));
+                }
+            }
+            if d.decrease_interval.is_some_and(|v| v.0 == Dur::ZERO) {
+                return Err(err("rdma.cc.decrease_interval", "must be greater than zero (omit it to cut on every CNP)"));
+            }
+            if d.min_rate.0.bps == 0 {
+                return Err(err("rdma.cc.min_rate", "must be greater than zero"));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_pfc(&self, pfc: &PfcCfg) -> Result<(), ConfigError> {
         let classes = self.switch_classes();
         if classes > crate::pfc::CLASSES {
@@ -2097,6 +2298,9 @@ impl Scenario {
         }
         if let Some(pfc) = &self.switch.pfc {
             self.validate_pfc(pfc)?;
+        }
+        if let Some(r) = &self.rdma {
+            self.validate_rdma(r)?;
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}

@@ -9,6 +9,7 @@
 
 pub mod aqm;
 pub mod config;
+pub mod dcqcn;
 pub mod hscc;
 pub mod ideal;
 pub mod pacer;
@@ -17,6 +18,7 @@ pub mod pcap;
 pub mod pfc;
 pub mod phantom;
 pub mod port;
+pub mod rdma;
 pub mod results;
 pub mod sched;
 pub mod sojourn;

@@ -62,6 +62,28 @@ pub enum FrameKind {
     Tcp,
     /// A PFC PAUSE frame (IEEE 802.1Qbb; crate::pfc): `pause_class`, `pause_quanta`.
     Pause,
+    /// RoCEv2 (crate::rdma): a data packet of queue pair `conn` (bytes
+    /// [`seq`, `seq + payload`) of its message), an ACK or a NACK (`ack`: the
+    /// next byte expected), a CNP.
+    RoceData,
+    RoceAck,
+    RoceNack,
+    RoceCnp,
+}
+
+/// RoCEv2's headers around an IB packet (IBTA Annex A17): UDP, the base
+/// transport header, the invariant CRC; and the ACK extended transport
+/// header (AETH) and a CNP's 16 reserved bytes.
+pub const UDP_HEADER: u64 = 8;
+pub const ROCE_BTH: u64 = 12;
+pub const ROCE_ICRC: u64 = 4;
+pub const ROCE_AETH: u64 = 4;
+pub const ROCE_CNP_PAD: u64 = 16;
+
+impl FrameKind {
+    pub fn is_roce(self) -> bool {
+        matches!(self, FrameKind::RoceData | FrameKind::RoceAck | FrameKind::RoceNack | FrameKind::RoceCnp)
+    }
 }
 
 /// A SYN's window-scale option in one byte (0: absent, else the shift + 1),
@@ -187,14 +209,20 @@ impl Packet {
 
     /// IP datagram length (IPv4 total length field).
     pub fn ip_len(&self) -> u64 {
-        IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64
+        let roce = IPV4_HEADER + UDP_HEADER + ROCE_BTH + ROCE_ICRC;
+        match self.kind {
+            FrameKind::RoceData => roce + self.payload as u64,
+            FrameKind::RoceAck | FrameKind::RoceNack => roce + ROCE_AETH,
+            FrameKind::RoceCnp => roce + ROCE_CNP_PAD,
+            FrameKind::Tcp | FrameKind::Pause => IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64,
+        }
     }
 
     /// Ethernet frame length including header and FCS, padded to 64 bytes.
     pub fn frame_len(&self) -> u64 {
         match self.kind {
-            FrameKind::Tcp => (ETH_HEADER + self.ip_len() + ETH_FCS).max(ETH_MIN_FRAME),
             FrameKind::Pause => crate::pfc::PAUSE_FRAME_BYTES,
+            _ => (ETH_HEADER + self.ip_len() + ETH_FCS).max(ETH_MIN_FRAME),
         }
     }
 
@@ -279,5 +307,12 @@ mod tests {
         // ACK with timestamps and 3 SACK blocks: 12 + 28 = 40 B of options.
         let k = Packet { flags: flags::ACK, has_ts: true, nsack: 3, ..Default::default() };
         assert_eq!(k.tcp_options_len(), 40);
+        // RoCEv2: 1000 B of payload in 14 + 20 + 8 + 12 + 1000 + 4 + 4 B; an
+        // ACK with its AETH, 66 B; a CNP, 78 B.
+        let d = Packet { kind: FrameKind::RoceData, payload: 1000, ..Default::default() };
+        assert_eq!(d.frame_len(), 1062);
+        assert_eq!(Packet { kind: FrameKind::RoceAck, ..Default::default() }.frame_len(), 66);
+        assert_eq!(Packet { kind: FrameKind::RoceNack, ..Default::default() }.frame_len(), 66);
+        assert_eq!(Packet { kind: FrameKind::RoceCnp, ..Default::default() }.frame_len(), 78);
     }
 }

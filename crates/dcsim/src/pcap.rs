@@ -131,12 +131,55 @@ fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
     }
 }
 
+/// The headers of a RoCEv2 packet (IBTA Annex A17): IPv4 with UDP to port
+/// 4791, the base transport header (opcode, partition key 0xFFFF, the
+/// destination QP, and in the 24-bit PSN field dcsim's byte offset: the
+/// data's first byte, the next expected byte for ACK/NACK), the AETH on ACK/NACK
+/// (syndrome 0x1F: ACK without credit; 0x60: NAK, PSN sequence error). The
+/// payload and the ICRC are written as zeros (the ICRC is not computed).
+fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
+    out.extend_from_slice(&mac(p.dst_host));
+    out.extend_from_slice(&mac(p.src_host));
+    out.extend_from_slice(&[0x08, 0x00]);
+    let ip_start = out.len();
+    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]);
+    out.extend_from_slice(&(p.ip_len() as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]); // DF, TTL 64, UDP
+    out.extend_from_slice(&ipv4(p.src_host));
+    out.extend_from_slice(&ipv4(p.dst_host));
+    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
+    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+    let udp_len = (p.ip_len() - IPV4_HEADER) as u16;
+    out.extend_from_slice(&(49152 + (p.conn % 16384) as u16).to_be_bytes()); // source port: per QP
+    out.extend_from_slice(&4791u16.to_be_bytes());
+    out.extend_from_slice(&udp_len.to_be_bytes());
+    out.extend_from_slice(&[0, 0]); // UDP checksum 0 (RoCEv2 allows it)
+    let (opcode, psn) = match p.kind {
+        FrameKind::RoceData => (0x0A, p.seq), // RC RDMA WRITE Only
+        FrameKind::RoceCnp => (0x81, 0),
+        _ => (0x11, p.ack), // RC Acknowledge
+    };
+    out.extend_from_slice(&[opcode, 0, 0xFF, 0xFF]); // opcode, SE/M/pad/TVer, P_Key
+    out.extend_from_slice(&(p.conn & 0x00FF_FFFF).to_be_bytes()); // reserved byte + 24-bit destination QP
+    let psn = (psn as u32) & 0x00FF_FFFF;
+    out.extend_from_slice(&psn.to_be_bytes()); // A bit/reserved + 24-bit PSN
+    match p.kind {
+        FrameKind::RoceAck => out.extend_from_slice(&[0x1F, 0, 0, 0]),
+        FrameKind::RoceNack => out.extend_from_slice(&[0x60, 0, 0, 0]),
+        _ => {}
+    }
+}
+
 /// The frame's bytes up to `snaplen` (without FCS), into `out`; returns the
 /// frame's original length (without FCS, padding included).
 pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) -> u32 {
     out.clear();
-    if p.kind == FrameKind::Pause {
-        pause_bytes(p, out);
+    if p.kind != FrameKind::Tcp {
+        if p.kind == FrameKind::Pause {
+            pause_bytes(p, out);
+        } else {
+            roce_bytes(p, out);
+        }
         let orig_len = (p.frame_len() - ETH_FCS) as u32;
         out.resize(orig_len as usize, 0);
         out.truncate(snaplen);

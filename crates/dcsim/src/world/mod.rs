@@ -23,12 +23,14 @@ use std::time::Instant;
 mod incast;
 mod pfc;
 mod poisson;
+mod rdma;
 mod requests;
 mod search;
 mod tables;
 
 use incast::IncastApp;
 use pfc::PfcRun;
+use rdma::RdmaRun;
 use requests::RequestsApp;
 use search::SearchApp;
 
@@ -71,6 +73,10 @@ enum Ev {
     PfcResume { port: u32, class: u8 },
     /// PFC: look for pause cycles.
     PfcWatch,
+    /// RDMA: a host's NIC may send (a rate limiter allows a QP again).
+    RdmaWake(u32),
+    /// RDMA: a QP's timer (rdma::RTO, ALPHA, INCREASE, DECREASE) of a generation.
+    RdmaTimer { qp: u32, kind: u8, gen: u32 },
     Sample,
     Stop,
 }
@@ -235,6 +241,8 @@ pub struct World<'a> {
     capture_flow: Vec<Option<u32>>,
     /// PFC's settings and deadlock report, when configured.
     pfc: Option<PfcRun>,
+    /// RDMA's queue pairs and NICs, when flows run over RDMA.
+    rdma: Option<RdmaRun>,
     // Packet conservation.
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -312,6 +320,7 @@ impl<'a> World<'a> {
             capture_at,
             capture_flow,
             pfc: None,
+            rdma: s.rdma.as_ref().map(|c| RdmaRun::new(c, net_hosts)),
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -344,6 +353,7 @@ impl<'a> World<'a> {
                 && p.pq.is_none()
                 && p.pfc.is_none()
                 && !(host_port && w.tsq_limit > 0)
+                && !(host_port && w.rdma.is_some())
                 && (host_port || s.switch.voq.is_none());
             // Queued frames start lazily where one FIFO serves them and
             // nothing judges a frame as it leaves (no sojourn-time AQM):
@@ -523,7 +533,8 @@ impl<'a> World<'a> {
                 if done.first_on_wire {
                     self.q.schedule(now + p.delay, Ev::LinkArrive(port, done.frame));
                 }
-                if self.pfc.is_some() && p.node >= self.net.num_hosts {
+                let node = p.node;
+                if self.pfc.is_some() && node >= self.net.num_hosts {
                     self.pfc_depart(now, done.frame);
                 }
                 if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
@@ -536,6 +547,8 @@ impl<'a> World<'a> {
                 self.packets_dropped += done.dropped as u64;
                 if done.started_next {
                     self.start_tx(now, port);
+                } else if self.rdma.is_some() && node < self.net.num_hosts {
+                    self.rdma_kick(now, node);
                 }
             }
             Ev::LinkArrive(port, id) => {
@@ -635,6 +648,8 @@ impl<'a> World<'a> {
             Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(now, port, class, gen),
             Ev::PfcResume { port, class } => self.pfc_resume(now, port, class),
             Ev::PfcWatch => self.pfc_watch(now),
+            Ev::RdmaWake(host) => self.rdma_wake(now, host),
+            Ev::RdmaTimer { qp, kind, gen } => self.rdma_timer(now, qp, kind, gen),
             Ev::Sample => {
                 let t = now.as_secs_f64();
                 if !self.voqs.is_empty() {
@@ -889,12 +904,15 @@ impl<'a> World<'a> {
                 own: self.eps[(pkt.conn * 2 + pkt.side as u32) as usize].isn,
                 peer: self.eps[(pkt.conn * 2 + 1 - pkt.side as u32) as usize].isn,
             },
-            FrameKind::Pause => Isns { own: 0, peer: 0 },
+            _ => Isns { own: 0, peer: 0 },
         };
         self.captures[c as usize].record(now.ps(), pkt, isns);
     }
 
     fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
+        if self.rdma.is_some() && self.pool.get(id).kind.is_roce() {
+            return self.rdma_deliver(now, host, id);
+        }
         self.packets_delivered += 1;
         let pkt = self.pool.get(id);
         let ep = pkt.conn * 2 + (1 - pkt.side as u32);
@@ -1054,6 +1072,9 @@ impl<'a> World<'a> {
     /// Start flow `f`; with `persistent`, on an idle connection of its host
     /// pair if there is one (the flow then starts without a handshake).
     fn start_flow_on(&mut self, now: SimTime, f: u32, persistent: bool) {
+        if self.rdma.is_some() {
+            return self.rdma_start(now, f);
+        }
         let (src, dst, size, dscp) = {
             let fr = &self.flows[f as usize];
             (fr.src, fr.dst, fr.size, fr.dscp)

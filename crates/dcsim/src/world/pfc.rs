@@ -113,7 +113,7 @@ impl World<'_> {
     pub(super) fn pfc_depart(&mut self, now: SimTime, id: PktId) {
         let pkt = self.pool.get(id);
         let in_port = pkt.ingress_port;
-        if in_port == NOT_COUNTED || pkt.kind != FrameKind::Tcp {
+        if in_port == NOT_COUNTED || pkt.kind == FrameKind::Pause {
             return;
         }
         let run = self.pfc.as_ref().expect("PFC");
@@ -205,8 +205,11 @@ impl World<'_> {
         let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
         let (started, dropped) = p.resume(now, &mut self.pool, shared);
         self.packets_dropped += dropped as u64;
+        let node = p.node;
         if started {
             self.start_tx(now, port);
+        } else if self.rdma.is_some() && node < self.net.num_hosts {
+            self.rdma_kick(now, node);
         }
     }
 

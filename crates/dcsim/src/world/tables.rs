@@ -14,6 +14,8 @@ impl World<'_> {
         let mut dscp = Vec::with_capacity(n);
         let mut undone = Vec::with_capacity(n);
         let (mut min_rtt, mut srtt) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        // RDMA flows keep their counters in their records (rdma_snapshot).
+        let rdma = self.rdma.is_some();
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -29,7 +31,7 @@ impl World<'_> {
             start.push(f.start.as_secs_f64());
             round.push(if f.kind == FlowKind::Response { f.round as i64 } else { -1 });
             // A finished flow holds its own counts; a running one its snapshot at the start.
-            let (s, r) = if f.end.is_some() || f.conn == u32::MAX {
+            let (s, r) = if f.end.is_some() || f.conn == u32::MAX || rdma {
                 (f.sender_at_start, f.receiver_at_start)
             } else {
                 let (sender, receiver) = f.endpoints();
@@ -43,10 +45,14 @@ impl World<'_> {
             ecnr.push(s.ecn_reductions);
             undone.push(s.spurious_timeouts);
             spur.push(r.duplicate_segments_received);
-            let rtt = if f.end.is_some() || f.conn == u32::MAX { f.sender_rtt } else { self.eps[f.endpoints().0 as usize].rtt.summary() };
+            let rtt = if f.end.is_some() || f.conn == u32::MAX || rdma { f.sender_rtt } else { self.eps[f.endpoints().0 as usize].rtt.summary() };
             min_rtt.push(rtt.map_or(f64::NAN, |r| r.0.as_secs_f64()));
             srtt.push(rtt.map_or(f64::NAN, |r| r.1.as_secs_f64()));
             let ideal_t = f.size.and_then(|b| {
+                if rdma {
+                    let hash = if f.conn == u32::MAX { 0 } else { self.rdma_flow_hash(f.conn) };
+                    return self.rdma_ideal(f.src, f.dst, hash, b);
+                }
                 let query = match self.conn_app.get(f.conn as usize) {
                     Some(ConnApp::Incast { app, .. }) => Some(self.incast[*app as usize].query),
                     Some(ConnApp::Search { app, .. }) => Some(self.search[*app as usize].query),
@@ -250,6 +256,7 @@ impl World<'_> {
     /// Build the result tables and summary (consumes the samples and traces).
     pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
         let now = self.q.now();
+        self.rdma_close();
         for p in &mut self.net.ports {
             p.settle(now);
         }

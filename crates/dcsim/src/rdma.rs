@@ -1,0 +1,277 @@
+//! An RDMA transport in the manner of RoCEv2's reliable connection (IBTA
+//! InfiniBand Architecture Specification Vol. 1, Ch. 9 (transport) with
+//! Annex A17 (RoCEv2)): one queue pair (QP) per flow, a message sent as a
+//! stream of packets at the rate its NIC's rate limiter allows, no slow
+//! start, cumulative ACKs, go-back-N on a NAK (sequence error) or a timeout.
+//! The receiver is also DCQCN's notification point: a CE-marked data packet
+//! makes it send a CNP, at most one per `cnp_interval` per QP. See
+//! docs/models/rdma.md.
+//!
+//! A QP here is state and pure transitions; the world owns the NIC's
+//! scheduler (it pulls packets from its QPs when its port is free), the
+//! timers and the packets on the wire.
+
+use crate::config::RdmaCfg;
+use crate::dcqcn::Dcqcn;
+use crate::packet::{Ecn, FrameKind, Packet};
+use dcsim_engine::{Dur, SimTime};
+
+/// A QP's congestion control.
+pub enum QpCc {
+    /// Line rate always.
+    None,
+    Dcqcn(Box<Dcqcn>),
+}
+
+/// What a QP counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QpStats {
+    pub packets_sent: u64,
+    /// Data packets sent again (after a NAK or a timeout).
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub naks_received: u64,
+    pub cnps_received: u64,
+    pub cnps_sent: u64,
+    pub ce_received: u64,
+}
+
+pub struct Qp {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub flow_hash: u32,
+    pub dscp: u8,
+    pub size: u64,
+    // ---- sender
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The highest byte ever sent (below it, a packet is a retransmission).
+    sent_max: u64,
+    /// The rate limiter: rate (b/s), and when the next packet may start.
+    pub rate: f64,
+    pub next_avail: SimTime,
+    pub cc: QpCc,
+    /// The retransmission deadline, and whether an event is pending for it.
+    pub rto_deadline: Option<SimTime>,
+    pub rto_event: bool,
+    /// Per timer kind (crate::world's RdmaTimer), a generation: an event
+    /// of an older generation is stale.
+    pub timer_gen: [u32; 4],
+    // ---- receiver
+    pub expected: u64,
+    unacked: u32,
+    last_nak: Option<(u64, SimTime)>,
+    last_cnp: Option<SimTime>,
+    pub stats: QpStats,
+}
+
+/// The receiver's answer to a data packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxOutcome {
+    /// New in-order bytes.
+    pub delivered: u64,
+    /// Send an ACK or a NAK (both carry `expected`).
+    pub reply: Option<FrameKind>,
+    pub cnp: bool,
+}
+
+impl Qp {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(flow: u32, src: u32, dst: u32, flow_hash: u32, dscp: u8, size: u64, line_rate: f64, cc: QpCc) -> Qp {
+        Qp {
+            flow,
+            src,
+            dst,
+            flow_hash,
+            dscp,
+            size,
+            snd_una: 0,
+            snd_nxt: 0,
+            sent_max: 0,
+            rate: line_rate,
+            next_avail: SimTime::ZERO,
+            cc,
+            rto_deadline: None,
+            rto_event: false,
+            timer_gen: [0; 4],
+            expected: 0,
+            unacked: 0,
+            last_nak: None,
+            last_cnp: None,
+            stats: QpStats::default(),
+        }
+    }
+
+    /// Bytes left to send (new or again).
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        self.snd_nxt < self.size
+    }
+
+    /// Every byte is acknowledged.
+    #[inline]
+    pub fn done(&self) -> bool {
+        self.snd_una >= self.size
+    }
+
+    /// The next data packet (the caller checked `has_data` and the rate
+    /// limiter); advances the send point.
+    pub fn next_packet(&mut self, payload: u64, conn: u32) -> Packet {
+        let len = payload.min(self.size - self.snd_nxt);
+        let pkt = Packet {
+            kind: FrameKind::RoceData,
+            conn,
+            side: 0,
+            src_host: self.src,
+            dst_host: self.dst,
+            flow_hash: self.flow_hash,
+            seq: self.snd_nxt,
+            payload: len as u32,
+            ecn: Ecn::Ect0,
+            dscp: self.dscp,
+            is_retx: self.snd_nxt < self.sent_max,
+            ..Default::default()
+        };
+        self.stats.packets_sent += 1;
+        self.stats.retransmits += pkt.is_retx as u64;
+        self.snd_nxt += len;
+        self.sent_max = self.sent_max.max(self.snd_nxt);
+        pkt
+    }
+
+    /// The rate limiter after a packet of `wire_bytes` started at `now`.
+    pub fn paced(&mut self, now: SimTime, wire_bytes: u64) {
+        let ps = (wire_bytes as f64 * 8e12 / self.rate).ceil() as u64;
+        self.next_avail = now + Dur(ps);
+    }
+
+    /// An ACK (or the cumulative part of a NAK) for bytes before `ack`.
+    /// True if it acknowledged new bytes.
+    pub fn on_ack(&mut self, ack: u64) -> bool {
+        if ack <= self.snd_una {
+            return false;
+        }
+        self.snd_una = ack.min(self.size);
+        self.snd_nxt = self.snd_nxt.max(self.snd_una);
+        true
+    }
+
+    /// A NAK (PSN sequence error) at `ack`: go back to it.
+    pub fn on_nak(&mut self, ack: u64) {
+        self.stats.naks_received += 1;
+        self.on_ack(ack);
+        self.snd_nxt = self.snd_una;
+    }
+
+    /// The retransmission timer expired with bytes outstanding: go back.
+    pub fn on_timeout(&mut self) {
+        self.stats.timeouts += 1;
+        self.snd_nxt = self.snd_una;
+    }
+
+    /// A data packet of `seq`..`seq + len` arrived (CE-marked or not).
+    pub fn on_data(&mut self, now: SimTime, seq: u64, len: u64, ce: bool, cfg: &RdmaCfg) -> RxOutcome {
+        let mut out = RxOutcome::default();
+        if ce {
+            self.stats.ce_received += 1;
+            if self.last_cnp.is_none_or(|t| now.since(t) >= cfg.cnp_interval.0) {
+                self.last_cnp = Some(now);
+                self.stats.cnps_sent += 1;
+                out.cnp = true;
+            }
+        }
+        if seq == self.expected {
+            self.expected += len;
+            out.delivered = len;
+            self.unacked += 1;
+            if self.unacked >= cfg.ack_every || self.expected >= self.size {
+                self.unacked = 0;
+                out.reply = Some(FrameKind::RoceAck);
+            }
+        } else if seq > self.expected {
+            // A gap: NAK it once, and again only after the NAK interval.
+            let again = match self.last_nak {
+                Some((at, t)) => at != self.expected || now.since(t) >= cfg.nack_interval.0,
+                None => true,
+            };
+            if again {
+                self.last_nak = Some((self.expected, now));
+                out.reply = Some(FrameKind::RoceNack);
+            }
+        } else {
+            // A duplicate (the sender went back further than needed): ACK
+            // so that the sender learns where the receiver is.
+            out.reply = Some(FrameKind::RoceAck);
+        }
+        out
+    }
+
+    /// The reply (`kind`: ACK, NAK or CNP) to the sender.
+    pub fn reply(&self, kind: FrameKind, conn: u32, dscp: u8) -> Packet {
+        Packet { kind, conn, side: 1, src_host: self.dst, dst_host: self.src, flow_hash: self.flow_hash, ack: self.expected, dscp, ..Default::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RdmaCfg {
+        crate::Scenario::from_toml_str("[run]\nduration = \"1ms\"\n[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"100Gbps\"\nlink_delay = \"1us\"\n[rdma]\n").unwrap().rdma.unwrap()
+    }
+
+    fn t(us: u64) -> SimTime {
+        SimTime::ZERO + Dur::from_us(us)
+    }
+
+    #[test]
+    fn packets_cover_the_message_and_pacing_follows_the_rate() {
+        let mut q = Qp::new(0, 0, 1, 7, 3, 2500, 100e9, QpCc::None);
+        let sizes: Vec<u32> = std::iter::from_fn(|| q.has_data().then(|| q.next_packet(1000, 0).payload)).collect();
+        assert_eq!(sizes, [1000, 1000, 500]);
+        // 1062 B at 100 Gb/s: 84.96 ns.
+        q.paced(t(0), 1062);
+        assert_eq!(q.next_avail, SimTime::ZERO + Dur(84_960));
+        q.rate = 10e9;
+        q.paced(t(0), 1062);
+        assert_eq!(q.next_avail, SimTime::ZERO + Dur(849_600));
+    }
+
+    #[test]
+    fn go_back_n_on_a_nak_and_retransmissions_are_counted() {
+        let mut q = Qp::new(0, 0, 1, 7, 3, 5000, 100e9, QpCc::None);
+        for _ in 0..4 {
+            q.next_packet(1000, 0);
+        }
+        assert!(q.on_ack(1000));
+        q.on_nak(2000);
+        assert_eq!((q.snd_una, q.snd_nxt), (2000, 2000));
+        let p = q.next_packet(1000, 0);
+        assert!(p.is_retx && p.seq == 2000);
+        q.next_packet(1000, 0);
+        let p = q.next_packet(1000, 0);
+        assert!(!p.is_retx && p.seq == 4000, "new data again past the highest sent");
+        assert_eq!(q.stats.retransmits, 2);
+        assert!(!q.on_ack(1500), "an old ACK changes nothing");
+    }
+
+    #[test]
+    fn the_receiver_acks_naks_once_and_paces_cnps() {
+        let c = cfg();
+        let mut r = Qp::new(0, 0, 1, 7, 3, 10_000, 100e9, QpCc::None);
+        let o = r.on_data(t(0), 0, 1000, true, &c);
+        assert_eq!(o, RxOutcome { delivered: 1000, reply: Some(FrameKind::RoceAck), cnp: true });
+        // A second CE packet within 50 us: no CNP.
+        assert!(!r.on_data(t(10), 1000, 1000, true, &c).cnp);
+        assert!(r.on_data(t(60), 2000, 1000, true, &c).cnp);
+        // Packet 3000 lost: 4000 and 5000 arrive. One NAK, then silence.
+        assert_eq!(r.on_data(t(61), 4000, 1000, false, &c).reply, Some(FrameKind::RoceNack));
+        assert_eq!(r.on_data(t(62), 5000, 1000, false, &c).reply, None);
+        assert_eq!(r.on_data(t(600), 5000, 1000, false, &c).reply, Some(FrameKind::RoceNack), "after the NAK interval");
+        // The retransmission fills the gap.
+        assert_eq!(r.on_data(t(601), 3000, 1000, false, &c).delivered, 1000);
+        assert_eq!(r.expected, 4000);
+        assert_eq!(r.reply(FrameKind::RoceAck, 0, 0).ack, 4000);
+    }
+}

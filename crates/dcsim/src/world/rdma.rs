@@ -1,0 +1,360 @@
+//! RDMA in the world (crate::rdma has the queue pairs, crate::dcqcn the
+//! reaction point): each host's NIC pulls data packets from its QPs when its
+//! port is free, round robin among the QPs its rate limiter lets send;
+//! ACKs, NAKs and CNPs go through the port's queue, ahead of data. See
+//! docs/models/rdma.md.
+
+use super::*;
+use crate::config::{RdmaCc, RdmaCfg};
+use crate::dcqcn::Dcqcn;
+use crate::packet::FrameKind;
+use crate::rdma::{Qp, QpCc};
+
+/// Timer kinds of a QP (index into `Qp::timer_gen`).
+pub(super) const RTO: u8 = 0;
+pub(super) const ALPHA: u8 = 1;
+pub(super) const INCREASE: u8 = 2;
+pub(super) const DECREASE: u8 = 3;
+
+/// One host's NIC: its QPs with data or unacknowledged bytes, and the
+/// round-robin position.
+#[derive(Default)]
+struct Nic {
+    qps: Vec<u32>,
+    next: usize,
+    /// The pending wake-up for a rate limiter, if any.
+    wake: Option<SimTime>,
+}
+
+pub(super) struct RdmaRun {
+    cfg: RdmaCfg,
+    pub(super) qps: Vec<Qp>,
+    nics: Vec<Nic>,
+}
+
+impl RdmaRun {
+    pub(super) fn new(cfg: &RdmaCfg, hosts: u32) -> RdmaRun {
+        RdmaRun { cfg: cfg.clone(), qps: Vec::new(), nics: (0..hosts).map(|_| Nic::default()).collect() }
+    }
+}
+
+impl World<'_> {
+    fn rdma(&self) -> &RdmaRun {
+        self.rdma.as_ref().expect("RDMA")
+    }
+
+    /// Flow `f` starts: a new QP at its source's NIC.
+    pub(super) fn rdma_start(&mut self, now: SimTime, f: u32) {
+        let fr = &self.flows[f as usize];
+        let (src, dst, dscp) = (fr.src, fr.dst, fr.dscp);
+        let size = fr.size.unwrap_or(u64::MAX / 4);
+        let line = self.net.ports[self.net.nic(src) as usize].rate.bps as f64;
+        let hash = self.hash_rng.next_u32();
+        let run = self.rdma.as_mut().expect("RDMA");
+        let cc = match &run.cfg.cc {
+            RdmaCc::None => QpCc::None,
+            RdmaCc::Dcqcn(c) => QpCc::Dcqcn(Box::new(Dcqcn::new(c, line))),
+        };
+        let qp = run.qps.len() as u32;
+        run.qps.push(Qp::new(f, src, dst, hash, dscp, size, line, cc));
+        run.nics[src as usize].qps.push(qp);
+        self.flows[f as usize].conn = qp;
+        self.rdma_kick(now, src);
+    }
+
+    /// Let `host`'s NIC send if its port is free.
+    pub(super) fn rdma_kick(&mut self, now: SimTime, host: u32) {
+        let nic = self.net.nic(host);
+        let p = &self.net.ports[nic as usize];
+        if p.transmitting.is_none() && p.queue_packets() == 0 {
+            self.rdma_pull(now, host);
+        }
+    }
+
+    /// `host`'s port is free: send the next data packet of the first QP in
+    /// round-robin order that may send now, or wake up when one may.
+    fn rdma_pull(&mut self, now: SimTime, host: u32) {
+        let nic_port = self.net.nic(host);
+        let paused = self.net.ports[nic_port as usize].pfc.as_ref().map_or(0, |p| p.paused_mask(now));
+        let classes = self.scenario.switch_classes();
+        let run = self.rdma.as_mut().expect("RDMA");
+        let nic = &mut run.nics[host as usize];
+        let n = nic.qps.len();
+        let mut earliest: Option<SimTime> = None;
+        for k in 0..n {
+            let i = (nic.next + k) % n;
+            let qp = &run.qps[nic.qps[i] as usize];
+            let class = (qp.dscp as usize).min(classes - 1);
+            if !qp.has_data() || paused & (1 << class.min(7)) != 0 {
+                continue;
+            }
+            if qp.next_avail > now {
+                earliest = Some(earliest.map_or(qp.next_avail, |t: SimTime| t.min(qp.next_avail)));
+                continue;
+            }
+            nic.next = (i + 1) % n;
+            let id = nic.qps[i];
+            return self.rdma_send(now, host, id);
+        }
+        if let Some(t) = earliest {
+            if nic.wake.is_none_or(|w| w > t || w <= now) {
+                nic.wake = Some(t);
+                self.q.schedule(t, Ev::RdmaWake(host));
+            }
+        }
+    }
+
+    /// A rate limiter's wake-up.
+    pub(super) fn rdma_wake(&mut self, now: SimTime, host: u32) {
+        let nic = &mut self.rdma.as_mut().expect("RDMA").nics[host as usize];
+        if nic.wake != Some(now) {
+            return; // superseded by an earlier one
+        }
+        nic.wake = None;
+        self.rdma_kick(now, host);
+    }
+
+    /// QP `qp` sends its next data packet now.
+    fn rdma_send(&mut self, now: SimTime, host: u32, qp: u32) {
+        let payload = self.rdma().cfg.payload.0;
+        let rto = self.rdma().cfg.rto.0;
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        let mut pkt = q.next_packet(payload, qp);
+        pkt.finalize_size(self.preamble);
+        q.paced(now, pkt.wire_bytes as u64);
+        if let QpCc::Dcqcn(d) = &mut q.cc {
+            d.on_sent(pkt.wire_bytes as u64);
+        }
+        if q.rto_deadline.is_none() {
+            q.rto_deadline = Some(now + rto);
+        }
+        let arm = !std::mem::replace(&mut q.rto_event, true);
+        if arm {
+            self.q.schedule(now + rto, Ev::RdmaTimer { qp, kind: RTO, gen: 0 });
+        }
+        self.rdma_inject(now, host, pkt);
+    }
+
+    fn rdma_inject(&mut self, now: SimTime, host: u32, pkt: Packet) {
+        let id = self.pool.alloc(pkt);
+        self.pool.get_mut(id).finalize_size(self.preamble);
+        self.packets_created += 1;
+        let nic = self.net.nic(host);
+        self.enqueue(now, nic, id);
+    }
+
+    /// A RoCE packet reached `host`.
+    pub(super) fn rdma_deliver(&mut self, now: SimTime, host: u32, id: PktId) {
+        self.packets_delivered += 1;
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        let qp = pkt.conn;
+        match pkt.kind {
+            FrameKind::RoceData => self.rdma_receive(now, host, qp, &pkt),
+            FrameKind::RoceAck | FrameKind::RoceNack => {
+                let rto = self.rdma().cfg.rto.0;
+                let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+                let progress = if pkt.kind == FrameKind::RoceNack {
+                    let before = q.snd_una;
+                    q.on_nak(pkt.ack);
+                    q.snd_una > before
+                } else {
+                    q.on_ack(pkt.ack)
+                };
+                if progress {
+                    q.rto_deadline = (q.snd_una < q.snd_nxt).then_some(now + rto);
+                }
+                if q.done() {
+                    self.rdma_finish(host, qp);
+                }
+                self.rdma_kick(now, host);
+            }
+            FrameKind::RoceCnp => self.rdma_cnp(now, qp),
+            FrameKind::Tcp | FrameKind::Pause => unreachable!("a RoCE packet"),
+        }
+    }
+
+    /// The receiver's side of a data packet: deliver, answer, notify.
+    fn rdma_receive(&mut self, now: SimTime, host: u32, qp: u32, pkt: &Packet) {
+        let control = self.rdma().cfg.control_dscp;
+        let run = self.rdma.as_mut().expect("RDMA");
+        let q = &mut run.qps[qp as usize];
+        let out = q.on_data(now, pkt.seq, pkt.payload as u64, pkt.ecn == crate::packet::Ecn::Ce, &run.cfg);
+        let reply = out.reply.map(|k| q.reply(k, qp, control));
+        let cnp = out.cnp.then(|| q.reply(FrameKind::RoceCnp, qp, control));
+        let (flow, expected) = (q.flow, q.expected);
+        if out.delivered > 0 {
+            let fr = &mut self.flows[flow as usize];
+            fr.received = expected;
+            if fr.end.is_none() && fr.size == Some(expected) {
+                fr.end = Some(now);
+                self.rdma_snapshot(qp);
+                self.work_done();
+            }
+        }
+        for p in [cnp, reply].into_iter().flatten() {
+            self.rdma_inject(now, host, p);
+        }
+    }
+
+    /// A CNP reached the sender of `qp`: DCQCN's reaction point.
+    fn rdma_cnp(&mut self, now: SimTime, qp: u32) {
+        let Some(RdmaCc::Dcqcn(cfg)) = self.rdma.as_ref().map(|r| r.cfg.cc.clone()) else { return };
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        q.stats.cnps_received += 1;
+        if q.done() {
+            return;
+        }
+        let QpCc::Dcqcn(d) = &mut q.cc else { return };
+        let timers = d.on_cnp(cfg.decrease_interval.is_some());
+        let rate = d.rc;
+        self.rdma_set_rate(qp, rate);
+        if timers.start {
+            self.rdma_arm(now, qp, ALPHA, cfg.alpha_interval.0);
+            if let Some(i) = cfg.decrease_interval {
+                self.rdma_arm(now, qp, DECREASE, i.0);
+            }
+        }
+        if timers.restart_increase {
+            self.rdma_arm(now, qp, INCREASE, cfg.increase_timer.0);
+        }
+    }
+
+    /// The rate limiter takes `rate` (rounded down to the NIC's step).
+    fn rdma_set_rate(&mut self, qp: u32, rate: f64) {
+        let step = self.rdma().cfg.rate_step.map_or(0.0, |s| s.0.bps as f64);
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        q.rate = if step > 0.0 { ((rate / step).floor() * step).max(step) } else { rate };
+    }
+
+    /// Start timer `kind` of `qp` afresh (an older pending one goes stale).
+    fn rdma_arm(&mut self, now: SimTime, qp: u32, kind: u8, after: Dur) {
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        let g = &mut q.timer_gen[kind as usize];
+        *g = g.wrapping_add(1);
+        let gen = *g;
+        self.q.schedule(now + after.max(Dur(1)), Ev::RdmaTimer { qp, kind, gen });
+    }
+
+    pub(super) fn rdma_timer(&mut self, now: SimTime, qp: u32, kind: u8, gen: u32) {
+        let host = self.rdma().qps[qp as usize].src;
+        if kind == RTO {
+            return self.rdma_rto(now, host, qp);
+        }
+        let Some(RdmaCc::Dcqcn(cfg)) = self.rdma.as_ref().map(|r| r.cfg.cc.clone()) else { return };
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        if q.timer_gen[kind as usize] != gen || q.done() {
+            return;
+        }
+        let QpCc::Dcqcn(d) = &mut q.cc else { return };
+        let (again, restart_increase) = match kind {
+            ALPHA => {
+                d.on_alpha_timer();
+                (cfg.alpha_interval.0, false)
+            }
+            INCREASE => {
+                d.on_increase_timer();
+                (cfg.increase_timer.0, false)
+            }
+            _ => {
+                let cut = d.on_decrease_check();
+                (cfg.decrease_interval.expect("armed only with it").0, cut)
+            }
+        };
+        let rate = d.rc;
+        self.rdma_set_rate(qp, rate);
+        self.rdma_arm(now, qp, kind, again);
+        if restart_increase {
+            self.rdma_arm(now, qp, INCREASE, cfg.increase_timer.0);
+        }
+        self.rdma_kick(now, host);
+    }
+
+    /// The retransmission timer: nothing acknowledged for `rto` with bytes
+    /// outstanding: go back to the first unacknowledged byte.
+    fn rdma_rto(&mut self, now: SimTime, host: u32, qp: u32) {
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        q.rto_event = false;
+        let Some(deadline) = q.rto_deadline else { return };
+        if q.done() {
+            return;
+        }
+        if deadline > now {
+            q.rto_event = true;
+            self.q.schedule(deadline, Ev::RdmaTimer { qp, kind: RTO, gen: 0 });
+            return;
+        }
+        q.on_timeout();
+        q.rto_deadline = None;
+        self.rdma_kick(now, host);
+    }
+
+    /// `qp` has every byte acknowledged: it leaves its NIC.
+    fn rdma_finish(&mut self, host: u32, qp: u32) {
+        let nic = &mut self.rdma.as_mut().expect("RDMA").nics[host as usize];
+        if let Some(i) = nic.qps.iter().position(|&x| x == qp) {
+            nic.qps.remove(i);
+            if nic.next > i {
+                nic.next -= 1;
+            }
+            if nic.next >= nic.qps.len() {
+                nic.next = 0;
+            }
+        }
+        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        q.rto_deadline = None;
+    }
+
+    /// Copy `qp`'s counters into its flow record (the flows table reads them there).
+    pub(super) fn rdma_snapshot(&mut self, qp: u32) {
+        let q = &self.rdma().qps[qp as usize];
+        let s = TcpStats {
+            segments_sent: q.stats.packets_sent,
+            retransmits: q.stats.retransmits,
+            timeouts: q.stats.timeouts,
+            ecn_reductions: match &q.cc {
+                QpCc::Dcqcn(d) => d.cuts,
+                QpCc::None => 0,
+            },
+            ce_received: q.stats.ce_received,
+            ..Default::default()
+        };
+        let f = q.flow as usize;
+        self.flows[f].sender_at_start = s;
+        self.flows[f].receiver_at_start = TcpStats::default();
+    }
+
+    pub(super) fn rdma_flow_hash(&self, qp: u32) -> u32 {
+        self.rdma().qps[qp as usize].flow_hash
+    }
+
+    /// The run ends: unfinished flows take their QPs' counters so far.
+    pub(super) fn rdma_close(&mut self) {
+        let Some(run) = &self.rdma else { return };
+        let open: Vec<u32> = (0..run.qps.len() as u32).filter(|&q| self.flows[run.qps[q as usize].flow as usize].end.is_none()).collect();
+        for qp in open {
+            self.rdma_snapshot(qp);
+        }
+    }
+
+    /// The one-way time a flow of `bytes` from `src` to `dst` takes alone:
+    /// each hop's propagation and its first packet's store-and-forward, then
+    /// the rest of the frames at the slowest link.
+    pub(super) fn rdma_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64) -> Option<Dur> {
+        let path = self.net.path(src, dst, hash)?;
+        let payload = self.rdma().cfg.payload.0;
+        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
+        let first = frame(payload.min(bytes));
+        let full = bytes / payload;
+        let rest = bytes % payload;
+        let total = full * frame(payload) + if rest > 0 { frame(rest) } else { 0 };
+        let mut t = Dur::ZERO;
+        let mut slowest = u64::MAX;
+        for &p in &path {
+            let port = &self.net.ports[p as usize];
+            t += port.delay + port.rate.tx_time(first);
+            slowest = slowest.min(port.rate.bps);
+        }
+        Some(t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first))
+    }
+}

@@ -1,0 +1,114 @@
+//! RDMA (RoCEv2-style queue pairs) end to end: a lone flow at line rate,
+//! go-back-N through losses, DCQCN sharing a bottleneck and sparing PFC.
+
+use dcsim::results::Col;
+use dcsim::{run, RunOutput, Scenario};
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml_str(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}\n{toml}"))
+}
+
+fn dsts(out: &RunOutput) -> Vec<u32> {
+    match out.table("flows").get("dst") {
+        Some(Col::U32(v)) => v.clone(),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_lone_flow_runs_at_line_rate() {
+    let out = run(
+        &scenario(
+            r#"
+[topology]
+type = "star"
+hosts = 2
+link_rate = "100Gbps"
+link_delay = "1us"
+[rdma]
+cc = { type = "none" }
+[[workload]]
+type = "bulk"
+src = 0
+dst = 1
+size = "1MB"
+"#,
+        ),
+        None,
+    )
+    .unwrap();
+    let flows = out.table("flows");
+    let (fct, ideal) = (flows.f64("fct")[0], flows.f64("ideal_fct")[0]);
+    // 1000 packets of 1062 B at 100 Gb/s (84.96 us), two hops of 1 us and
+    // one store-and-forward: the ideal, met to the picosecond.
+    assert!((ideal - (1000.0 * 1062.0 * 8.0 / 100e9 + 2e-6 + 1062.0 * 8.0 / 100e9)).abs() < 1e-12, "{ideal}");
+    assert!((fct - ideal).abs() < 1e-11, "fct {fct} ideal {ideal}");
+    assert_eq!(flows.u64("retransmits")[0], 0);
+    // One ACK per packet: 1000 data packets and 1000 ACKs.
+    assert_eq!(out.summary["packets_created"].as_u64().unwrap(), 2000);
+}
+
+const INCAST: &str = r#"
+[run]
+duration = "200ms"
+[topology]
+type = "star"
+hosts = 9
+link_rate = "40Gbps"
+link_delay = "1us"
+[switch]
+buffer = "200pkt"
+"#;
+
+fn incast(extra: &str, size: &str) -> RunOutput {
+    let toml = format!("{INCAST}{extra}\n[[workload]]\ntype = \"bulk\"\nsrc = \"0..8\"\ndst = 8\nsize = \"{size}\"\n");
+    run(&scenario(&toml), None).unwrap()
+}
+
+#[test]
+fn go_back_n_recovers_an_incast_without_pfc() {
+    let out = incast("[rdma]\ncc = { type = \"none\" }", "4MB");
+    let flows = out.table("flows");
+    assert!(flows.f64("fct").iter().all(|t| t.is_finite()), "every flow completes");
+    assert!(out.summary["packets_dropped"].as_u64().unwrap() > 0, "line-rate senders overflow the port");
+    assert!(flows.u64("retransmits").iter().sum::<u64>() > 0);
+}
+
+#[test]
+fn with_pfc_the_incast_is_lossless_and_without_cc_it_pauses_a_lot() {
+    let out = incast("[switch.pfc]\nxoff = \"100KB\"\n[rdma]\ncc = { type = \"none\" }", "4MB");
+    assert_eq!(out.summary["packets_dropped"].as_u64().unwrap(), 0);
+    let flows = out.table("flows");
+    assert_eq!(flows.u64("retransmits").iter().sum::<u64>(), 0);
+    assert!(flows.f64("fct").iter().all(|t| t.is_finite()));
+    assert!(out.table("pfc").u64("pauses_sent").iter().sum::<u64>() > 10);
+}
+
+const DCQCN_MARKING: &str = r#"
+[switch.aqm]
+type = "red"
+min_th = "5KB"
+max_th = "200KB"
+max_p = 0.01
+weight = 1.0
+gentle = false
+spacing = "independent"
+"#;
+
+#[test]
+fn dcqcn_shares_the_bottleneck_and_spares_pfc() {
+    let none = incast("[switch.pfc]\nxoff = \"100KB\"\n[rdma]\ncc = { type = \"none\" }", "4MB");
+    let dcqcn = incast(&format!("{DCQCN_MARKING}[switch.pfc]\nxoff = \"100KB\"\n[rdma]\n"), "4MB");
+    let pauses = |o: &RunOutput| o.table("pfc").u64("pauses_sent").iter().sum::<u64>();
+    assert!(pauses(&dcqcn) * 4 < pauses(&none), "DCQCN {} pauses against {} without", pauses(&dcqcn), pauses(&none));
+    assert!(dcqcn.table("flows").u64("ecn_reductions").iter().all(|&c| c > 0), "every sender cut its rate");
+    // Longer flows: DCQCN shares the port fairly and keeps it busy (after
+    // its start-up, where line-rate senders trigger PFC).
+    let long = incast(&format!("{DCQCN_MARKING}[switch.pfc]\nxoff = \"100KB\"\n[rdma]\n"), "40MB");
+    let fct = long.table("flows").f64("fct");
+    let (lo, hi) = fct.iter().fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+    assert!(lo > 0.85 * hi, "FCTs {lo} .. {hi}");
+    let goodput = 8.0 * 40e6 * 8.0 / hi;
+    assert!(goodput > 0.85 * 40e9 * 1000.0 / 1062.0, "{goodput} b/s of payload");
+    assert_eq!(dsts(&long), [8; 8]);
+}
