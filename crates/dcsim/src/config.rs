@@ -526,8 +526,113 @@ pub enum RdmaCc {
     None,
     /// DCQCN (Zhu et al., SIGCOMM 2015; crate::dcqcn).
     Dcqcn(DcqcnCfg),
+    /// TIMELY (Mittal et al., SIGCOMM 2015; crate::timely).
+    Timely(TimelyCfg),
+    /// HPCC (Li et al., SIGCOMM 2019; crate::hpcc).
+    Hpcc(HpccCfg),
 }
-tagged_deserialize!(RdmaCc, "rdma.cc", { "none" => [None], "dcqcn" => Dcqcn });
+tagged_deserialize!(RdmaCc, "rdma.cc", { "none" => [None], "dcqcn" => Dcqcn, "timely" => Timely, "hpcc" => Hpcc });
+
+/// TIMELY's rate control (Mittal et al. 2015, Algorithm 1); the defaults
+/// are the paper's (docs/models/timely.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelyCfg {
+    /// Below it, increase additively.
+    #[serde(default = "timely_t_low")]
+    pub t_low: DurV,
+    /// Above it, decrease in proportion to the excess.
+    #[serde(default = "timely_t_high")]
+    pub t_high: DurV,
+    /// The additive step (delta).
+    #[serde(default = "timely_delta")]
+    pub delta: RateV,
+    /// The multiplicative decrease factor (beta).
+    #[serde(default = "timely_beta")]
+    pub beta: f64,
+    /// The EWMA weight of a new RTT difference (alpha).
+    #[serde(default = "timely_alpha")]
+    pub alpha: f64,
+    /// Normalises the RTT gradient.
+    #[serde(default = "timely_min_rtt")]
+    pub min_rtt: DurV,
+    /// One rate update per this many acknowledged bytes (a completion event).
+    #[serde(default = "timely_segment")]
+    pub segment: Bytes,
+    /// After this many gradient-based increases in a row, increase by 5 delta (HAI).
+    #[serde(default = "timely_hai_after")]
+    pub hai_after: u32,
+    #[serde(default = "timely_min_rate")]
+    pub min_rate: RateV,
+}
+
+fn timely_t_low() -> DurV {
+    DurV(Dur::from_us(50))
+}
+fn timely_t_high() -> DurV {
+    DurV(Dur::from_us(500))
+}
+fn timely_delta() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(10_000_000))
+}
+fn timely_beta() -> f64 {
+    0.8
+}
+fn timely_alpha() -> f64 {
+    0.875
+}
+fn timely_min_rtt() -> DurV {
+    DurV(Dur::from_us(20))
+}
+fn timely_segment() -> Bytes {
+    Bytes(16_384)
+}
+fn timely_hai_after() -> u32 {
+    5
+}
+fn timely_min_rate() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(10_000_000))
+}
+
+/// HPCC (Li et al. 2019, Algorithm 1); the defaults are the paper's
+/// (docs/models/hpcc.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HpccCfg {
+    /// Target utilisation (eta).
+    #[serde(default = "hpcc_eta")]
+    pub eta: f64,
+    /// Additive-increase stages before a multiplicative update (maxStage).
+    #[serde(default = "hpcc_max_stage")]
+    pub max_stage: u32,
+    /// The additive step W_AI, as a rate (W_AI / T).
+    #[serde(default = "hpcc_ai")]
+    pub ai: RateV,
+    /// The base RTT T (default: the network's largest host-to-host base RTT).
+    #[serde(default)]
+    pub base_rtt: Option<DurV>,
+    /// INT records a packet can carry (the header is 2 + 8 per hop bytes).
+    #[serde(default = "hpcc_max_hops")]
+    pub max_hops: u8,
+    #[serde(default = "hpcc_min_rate")]
+    pub min_rate: RateV,
+}
+
+fn hpcc_eta() -> f64 {
+    0.95
+}
+fn hpcc_max_stage() -> u32 {
+    5
+}
+fn hpcc_ai() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(50_000_000))
+}
+fn hpcc_max_hops() -> u8 {
+    5
+}
+fn hpcc_min_rate() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(100_000_000))
+}
 
 impl Default for RdmaCc {
     fn default() -> Self {
@@ -2074,6 +2179,31 @@ impl Scenario {
         }
         if r.rate_step.is_some_and(|s| s.0.bps == 0) {
             return Err(err("rdma.rate_step", "must be greater than zero (omit it for exact rates)"));
+        }
+        match &r.cc {
+            RdmaCc::Timely(t) => {
+                if !(t.beta > 0.0 && t.beta <= 1.0) || !(t.alpha > 0.0 && t.alpha <= 1.0) {
+                    return Err(err("rdma.cc", format!("beta {} and alpha {} must be in (0, 1]", t.beta, t.alpha)));
+                }
+                if t.t_low.0 >= t.t_high.0 {
+                    return Err(err("rdma.cc.t_high", format!("{} must be above t_low ({})", crate::units::dur_string(t.t_high.0), crate::units::dur_string(t.t_low.0))));
+                }
+                if t.min_rtt.0 == Dur::ZERO || t.segment.0 == 0 || t.min_rate.0.bps == 0 {
+                    return Err(err("rdma.cc", "min_rtt, segment and min_rate must be greater than zero"));
+                }
+            }
+            RdmaCc::Hpcc(h) => {
+                if !(h.eta > 0.0 && h.eta <= 1.0) {
+                    return Err(err("rdma.cc.eta", format!("{} is out of range: allowed (0, 1]", h.eta)));
+                }
+                if !(1..=16).contains(&h.max_hops) {
+                    return Err(err("rdma.cc.max_hops", format!("{} is out of range: allowed 1..=16", h.max_hops)));
+                }
+                if h.base_rtt.is_some_and(|t| t.0 == Dur::ZERO) || h.min_rate.0.bps == 0 {
+                    return Err(err("rdma.cc", "base_rtt and min_rate must be greater than zero"));
+                }
+            }
+            _ => {}
         }
         if let RdmaCc::Dcqcn(d) = &r.cc {
             if !(d.g > 0.0 && d.g <= 1.0) {

@@ -10,6 +10,7 @@
 pub mod aqm;
 pub mod config;
 pub mod dcqcn;
+pub mod hpcc;
 pub mod hscc;
 pub mod ideal;
 pub mod pacer;
@@ -23,6 +24,7 @@ pub mod results;
 pub mod sched;
 pub mod sojourn;
 pub mod tcp;
+pub mod timely;
 pub mod topology;
 pub mod traffic;
 pub mod units;

@@ -60,7 +60,8 @@ pub enum FrameKind {
     /// A TCP/IP segment.
     #[default]
     Tcp,
-    /// A PFC PAUSE frame (IEEE 802.1Qbb; crate::pfc): `pause_class`, `pause_quanta`.
+    /// A PFC PAUSE frame (IEEE 802.1Qbb; crate::pfc) for the class in
+    /// `dscp` (the priority it pauses) and `pause_quanta`.
     Pause,
     /// RoCEv2 (crate::rdma): a data packet of queue pair `conn` (bytes
     /// [`seq`, `seq + payload`) of its message), an ACK or a NACK (`ack`: the
@@ -153,11 +154,13 @@ pub struct Packet {
     /// When the packet entered the queue it is in (for sojourn-time AQMs).
     pub enqueued_at: SimTime,
     pub kind: FrameKind,
-    /// A PAUSE frame's class and time (zero: resume).
-    pub pause_class: u8,
+    /// A PAUSE frame's time (zero: resume); its class is in `dscp`.
     pub pause_quanta: u16,
     /// With PFC: the switch port it came in on (its ingress accounting).
     pub ingress_port: u32,
+    /// HPCC: bytes of the INT header a RoCE data packet or ACK carries
+    /// (crate::hpcc; the records themselves are in the world's side table).
+    pub int_bytes: u8,
 }
 
 impl Packet {
@@ -211,8 +214,8 @@ impl Packet {
     pub fn ip_len(&self) -> u64 {
         let roce = IPV4_HEADER + UDP_HEADER + ROCE_BTH + ROCE_ICRC;
         match self.kind {
-            FrameKind::RoceData => roce + self.payload as u64,
-            FrameKind::RoceAck | FrameKind::RoceNack => roce + ROCE_AETH,
+            FrameKind::RoceData => roce + self.int_bytes as u64 + self.payload as u64,
+            FrameKind::RoceAck | FrameKind::RoceNack => roce + ROCE_AETH + self.int_bytes as u64,
             FrameKind::RoceCnp => roce + ROCE_CNP_PAD,
             FrameKind::Tcp | FrameKind::Pause => IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64,
         }

@@ -124,9 +124,9 @@ fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
     out.extend_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
     out.extend_from_slice(&mac(p.src_host));
     out.extend_from_slice(&[0x88, 0x08, 0x01, 0x01]);
-    out.extend_from_slice(&(1u16 << p.pause_class).to_be_bytes());
+    out.extend_from_slice(&(1u16 << p.dscp).to_be_bytes());
     for c in 0..8 {
-        let time = if c == p.pause_class { p.pause_quanta } else { 0 };
+        let time = if c == p.dscp { p.pause_quanta } else { 0 };
         out.extend_from_slice(&time.to_be_bytes());
     }
 }
@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn a_pause_frame_is_64_bytes_with_its_class_and_time() {
-        let p = Packet { kind: FrameKind::Pause, pause_class: 3, pause_quanta: 0xFFFF, src_host: 9, ..Default::default() };
+        let p = Packet { kind: FrameKind::Pause, dscp: 3, pause_quanta: 0xFFFF, src_host: 9, ..Default::default() };
         let mut out = Vec::new();
         let len = frame_bytes(&p, Isns { own: 0, peer: 0 }, 1000, &mut out);
         assert_eq!(len, 60, "64 B with the FCS");

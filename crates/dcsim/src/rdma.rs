@@ -13,6 +13,8 @@
 
 use crate::config::RdmaCfg;
 use crate::dcqcn::Dcqcn;
+use crate::hpcc::Hpcc;
+use crate::timely::Timely;
 use crate::packet::{Ecn, FrameKind, Packet};
 use dcsim_engine::{Dur, SimTime};
 
@@ -21,6 +23,20 @@ pub enum QpCc {
     /// Line rate always.
     None,
     Dcqcn(Box<Dcqcn>),
+    Timely(Box<Timely>),
+    Hpcc(Box<Hpcc>),
+}
+
+impl QpCc {
+    /// Rate cuts so far (the flows table's `ecn_reductions`).
+    pub fn decreases(&self) -> u64 {
+        match self {
+            QpCc::None => 0,
+            QpCc::Dcqcn(d) => d.cuts,
+            QpCc::Timely(t) => t.decreases,
+            QpCc::Hpcc(h) => h.decreases,
+        }
+    }
 }
 
 /// What a QP counted.
@@ -51,6 +67,8 @@ pub struct Qp {
     /// The rate limiter: rate (b/s), and when the next packet may start.
     pub rate: f64,
     pub next_avail: SimTime,
+    /// A cap on unacknowledged bytes (HPCC's window), if any.
+    pub window: Option<u64>,
     pub cc: QpCc,
     /// The retransmission deadline, and whether an event is pending for it.
     pub rto_deadline: Option<SimTime>,
@@ -91,6 +109,7 @@ impl Qp {
             sent_max: 0,
             rate: line_rate,
             next_avail: SimTime::ZERO,
+            window: None,
             cc,
             rto_deadline: None,
             rto_event: false,
@@ -103,10 +122,10 @@ impl Qp {
         }
     }
 
-    /// Bytes left to send (new or again).
+    /// Bytes left to send (new or again) that the window allows.
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.snd_nxt < self.size
+        self.snd_nxt < self.size && self.window.is_none_or(|w| self.snd_nxt - self.snd_una < w)
     }
 
     /// Every byte is acknowledged.
@@ -117,7 +136,7 @@ impl Qp {
 
     /// The next data packet (the caller checked `has_data` and the rate
     /// limiter); advances the send point.
-    pub fn next_packet(&mut self, payload: u64, conn: u32) -> Packet {
+    pub fn next_packet(&mut self, now: SimTime, payload: u64, conn: u32) -> Packet {
         let len = payload.min(self.size - self.snd_nxt);
         let pkt = Packet {
             kind: FrameKind::RoceData,
@@ -131,6 +150,8 @@ impl Qp {
             ecn: Ecn::Ect0,
             dscp: self.dscp,
             is_retx: self.snd_nxt < self.sent_max,
+            // The NIC's send timestamp (ns, wrapping), echoed for TIMELY's RTT.
+            ts_val: (now.ps() / 1000) as u32,
             ..Default::default()
         };
         self.stats.packets_sent += 1;
@@ -207,9 +228,10 @@ impl Qp {
         out
     }
 
-    /// The reply (`kind`: ACK, NAK or CNP) to the sender.
-    pub fn reply(&self, kind: FrameKind, conn: u32, dscp: u8) -> Packet {
-        Packet { kind, conn, side: 1, src_host: self.dst, dst_host: self.src, flow_hash: self.flow_hash, ack: self.expected, dscp, ..Default::default() }
+    /// The reply (`kind`: ACK, NAK or CNP) to the sender, echoing the send
+    /// timestamp `ts` of the data packet that caused it.
+    pub fn reply(&self, kind: FrameKind, conn: u32, dscp: u8, ts: u32) -> Packet {
+        Packet { kind, conn, side: 1, src_host: self.dst, dst_host: self.src, flow_hash: self.flow_hash, ack: self.expected, dscp, ts_ecr: ts, ..Default::default() }
     }
 }
 
@@ -228,7 +250,7 @@ mod tests {
     #[test]
     fn packets_cover_the_message_and_pacing_follows_the_rate() {
         let mut q = Qp::new(0, 0, 1, 7, 3, 2500, 100e9, QpCc::None);
-        let sizes: Vec<u32> = std::iter::from_fn(|| q.has_data().then(|| q.next_packet(1000, 0).payload)).collect();
+        let sizes: Vec<u32> = std::iter::from_fn(|| q.has_data().then(|| q.next_packet(t(0), 1000, 0).payload)).collect();
         assert_eq!(sizes, [1000, 1000, 500]);
         // 1062 B at 100 Gb/s: 84.96 ns.
         q.paced(t(0), 1062);
@@ -242,15 +264,15 @@ mod tests {
     fn go_back_n_on_a_nak_and_retransmissions_are_counted() {
         let mut q = Qp::new(0, 0, 1, 7, 3, 5000, 100e9, QpCc::None);
         for _ in 0..4 {
-            q.next_packet(1000, 0);
+            q.next_packet(t(0), 1000, 0);
         }
         assert!(q.on_ack(1000));
         q.on_nak(2000);
         assert_eq!((q.snd_una, q.snd_nxt), (2000, 2000));
-        let p = q.next_packet(1000, 0);
+        let p = q.next_packet(t(0), 1000, 0);
         assert!(p.is_retx && p.seq == 2000);
-        q.next_packet(1000, 0);
-        let p = q.next_packet(1000, 0);
+        q.next_packet(t(0), 1000, 0);
+        let p = q.next_packet(t(0), 1000, 0);
         assert!(!p.is_retx && p.seq == 4000, "new data again past the highest sent");
         assert_eq!(q.stats.retransmits, 2);
         assert!(!q.on_ack(1500), "an old ACK changes nothing");
@@ -272,6 +294,6 @@ mod tests {
         // The retransmission fills the gap.
         assert_eq!(r.on_data(t(601), 3000, 1000, false, &c).delivered, 1000);
         assert_eq!(r.expected, 4000);
-        assert_eq!(r.reply(FrameKind::RoceAck, 0, 0).ack, 4000);
+        assert_eq!(r.reply(FrameKind::RoceAck, 0, 0, 0).ack, 4000);
     }
 }

@@ -112,3 +112,37 @@ fn dcqcn_shares_the_bottleneck_and_spares_pfc() {
     assert!(goodput > 0.85 * 40e9 * 1000.0 / 1062.0, "{goodput} b/s of payload");
     assert_eq!(dsts(&long), [8; 8]);
 }
+
+/// Per-flow FCT spread and the port's payload goodput of the 8 x 40 MB incast.
+fn spread_and_goodput(out: &RunOutput) -> (f64, f64) {
+    let fct = out.table("flows").f64("fct");
+    let (lo, hi) = fct.iter().fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+    (lo / hi, 8.0 * 40e6 * 8.0 / hi)
+}
+
+#[test]
+fn hpcc_keeps_the_queue_near_empty_at_eta() {
+    let out = incast("[switch.pfc]\nxoff = \"100KB\"\n[rdma]\ncc = { type = \"hpcc\" }\n[output]\nqueue_sample_interval = \"10us\"\nqueue_sample_ports = [17]", "40MB");
+    assert_eq!(out.table("pfc").u64("pauses_sent").iter().sum::<u64>(), 0, "no PFC at all");
+    let q = out.table("queues").u64("bytes");
+    let mut sorted = q.to_vec();
+    sorted.sort_unstable();
+    let p99 = sorted[sorted.len() * 99 / 100];
+    assert!(p99 < 10_000, "99th percentile queue {p99} B: a few packets");
+    let (spread, goodput) = spread_and_goodput(&out);
+    assert!(spread > 0.75, "{spread}");
+    // Data frames carry 42 B of INT: 1104 B for 1000 B of payload. HPCC aims at eta = 95 %.
+    let capacity = 40e9 * 1000.0 / 1104.0;
+    assert!(goodput > 0.88 * capacity && goodput < capacity, "{goodput} of {capacity}");
+}
+
+#[test]
+fn timely_reacts_to_rtt_and_spares_pfc() {
+    let none = incast("[switch.pfc]\nxoff = \"100KB\"\n[rdma]\ncc = { type = \"none\" }", "4MB");
+    let timely = incast("[switch.pfc]\nxoff = \"100KB\"\n[rdma]\ncc = { type = \"timely\" }", "4MB");
+    let pauses = |o: &RunOutput| o.table("pfc").u64("pauses_sent").iter().sum::<u64>();
+    assert!(pauses(&timely) * 10 < pauses(&none), "TIMELY {} pauses against {}", pauses(&timely), pauses(&none));
+    let flows = timely.table("flows");
+    assert!(flows.f64("fct").iter().all(|t| t.is_finite()));
+    assert!(flows.u64("ecn_reductions").iter().all(|&c| c > 0), "every sender cut its rate on RTT");
+}

@@ -243,6 +243,10 @@ pub struct World<'a> {
     pfc: Option<PfcRun>,
     /// RDMA's queue pairs and NICs, when flows run over RDMA.
     rdma: Option<RdmaRun>,
+    /// HPCC: switch ports stamp INT records on data packets.
+    int_on: bool,
+    /// A frame's start concerns more than its port (`started_tx_extras`).
+    start_extras: bool,
     // Packet conservation.
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -320,7 +324,9 @@ impl<'a> World<'a> {
             capture_at,
             capture_flow,
             pfc: None,
-            rdma: s.rdma.as_ref().map(|c| RdmaRun::new(c, net_hosts)),
+            rdma: None,
+            int_on: false,
+            start_extras: false,
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -339,6 +345,12 @@ impl<'a> World<'a> {
         if s.switch.pfc.is_some() {
             w.pfc = Some(PfcRun::new(s, &mut w.net));
         }
+        if s.rdma.is_some() {
+            w.rdma = Some(RdmaRun::new(s, &w.net, w.preamble));
+        }
+        let int = w.rdma.as_ref().is_some_and(|r| r.int_hops > 0);
+        w.int_on = int;
+        w.start_extras = int || !w.captures.is_empty() || !w.voqs.is_empty();
         // Ports where a frame's end only starts the next one (Port::end_known_at_start).
         for p in &mut w.net.ports {
             if s.link.framing.gap() {
@@ -362,7 +374,9 @@ impl<'a> World<'a> {
             // arrives has left before it, as with TxDone events, which run
             // first in their picosecond. A capture records each frame as it
             // starts: that needs the start as an event (and changes nothing else).
+            // HPCC stamps each frame as it starts: that needs the start as an event.
             p.start_known_at_enqueue = p.end_known_at_start
+                && !int
                 && p.classes.is_none()
                 && !p.aqm.at_dequeue()
                 && s.output.pcap.is_empty();
@@ -869,15 +883,19 @@ impl<'a> World<'a> {
             p.busy_until = now + wait + d;
             self.q.schedule(now + wait + d, Ev::TxDone(port));
         }
-        if !self.captures.is_empty() || !self.voqs.is_empty() {
+        if self.start_extras {
             self.started_tx_extras(now, wait, port, node, id);
         }
     }
 
-    /// What else a frame's start concerns: a capture on the link, a VOQ's cells.
+    /// What else a frame's start concerns: a capture on the link, a VOQ's
+    /// cells, HPCC's INT record.
     #[cold]
     #[inline(never)]
     fn started_tx_extras(&mut self, now: SimTime, wait: Dur, port: u32, node: u32, id: PktId) {
+        if self.int_on && node >= self.net.num_hosts {
+            self.int_stamp(now + wait, port, id);
+        }
         if !self.captures.is_empty() {
             self.capture(now + wait, port, id);
         }

@@ -134,7 +134,7 @@ impl World<'_> {
         let p = &self.net.ports[port as usize];
         let mut frame = Packet {
             kind: FrameKind::Pause,
-            pause_class: class as u8,
+            dscp: class as u8,
             pause_quanta: if pause { run.quanta } else { 0 },
             src_host: p.node,
             dst_host: p.peer,
@@ -166,7 +166,7 @@ impl World<'_> {
     /// it stops or resumes the receiver's port on that link.
     pub(super) fn pfc_receive(&mut self, now: SimTime, port: u32, id: PktId) {
         let pkt = self.pool.get(id);
-        let (class, quanta) = (pkt.pause_class as usize, pkt.pause_quanta);
+        let (class, quanta) = (pkt.dscp as usize, pkt.pause_quanta);
         self.pool.free(id);
         self.packets_delivered += 1;
         let target = self.net.reverse[port as usize];

@@ -7,8 +7,10 @@
 use super::*;
 use crate::config::{RdmaCc, RdmaCfg};
 use crate::dcqcn::Dcqcn;
+use crate::hpcc::{Hpcc, IntHop, IntStack};
 use crate::packet::FrameKind;
 use crate::rdma::{Qp, QpCc};
+use crate::timely::Timely;
 
 /// Timer kinds of a QP (index into `Qp::timer_gen`).
 pub(super) const RTO: u8 = 0;
@@ -30,12 +32,50 @@ pub(super) struct RdmaRun {
     cfg: RdmaCfg,
     pub(super) qps: Vec<Qp>,
     nics: Vec<Nic>,
+    /// HPCC: the INT records of each packet slot (indexed like the packet
+    /// pool; empty without HPCC), the records a header holds, its bytes,
+    /// and the base RTT T (s).
+    pub(super) int: Vec<IntStack>,
+    pub(super) int_hops: u8,
+    int_bytes: u8,
+    base_rtt: f64,
 }
 
 impl RdmaRun {
-    pub(super) fn new(cfg: &RdmaCfg, hosts: u32) -> RdmaRun {
-        RdmaRun { cfg: cfg.clone(), qps: Vec::new(), nics: (0..hosts).map(|_| Nic::default()).collect() }
+    pub(super) fn new(s: &Scenario, net: &Network, preamble: bool) -> RdmaRun {
+        let cfg = s.rdma.as_ref().expect("RDMA");
+        let (int_hops, base_rtt) = match &cfg.cc {
+            RdmaCc::Hpcc(h) => (h.max_hops, h.base_rtt.map_or_else(|| max_base_rtt(net, cfg, h.max_hops, preamble), |t| t.0.as_secs_f64())),
+            _ => (0, 0.0),
+        };
+        RdmaRun {
+            cfg: cfg.clone(),
+            qps: Vec::new(),
+            nics: (0..net.num_hosts).map(|_| Nic::default()).collect(),
+            int: Vec::new(),
+            int_hops,
+            int_bytes: if int_hops > 0 { 2 + 8 * int_hops } else { 0 },
+            base_rtt,
+        }
     }
+}
+
+/// HPCC's T when not given: the largest base RTT from host 0 to any other
+/// host (every host's, in the symmetric topologies), a full data packet out
+/// and its ACK back, each stored and forwarded at every hop.
+fn max_base_rtt(net: &Network, cfg: &RdmaCfg, hops: u8, preamble: bool) -> f64 {
+    let int = 2 + 8 * hops;
+    let extra = if preamble { crate::packet::PREAMBLE } else { 0 };
+    let data = Packet { kind: FrameKind::RoceData, payload: cfg.payload.0 as u32, int_bytes: int, ..Default::default() }.frame_len() + extra;
+    let ack = Packet { kind: FrameKind::RoceAck, int_bytes: int, ..Default::default() }.frame_len() + extra;
+    (1..net.num_hosts)
+        .filter_map(|d| {
+            let there = net.path(0, d, 0)?;
+            let back = net.path(d, 0, 0)?;
+            let one = |path: &[u32], bytes: u64| path.iter().map(|&p| net.ports[p as usize].delay + net.ports[p as usize].rate.tx_time(bytes)).fold(Dur::ZERO, |a, b| a + b);
+            Some((one(&there, data) + one(&back, ack)).as_secs_f64())
+        })
+        .fold(0.0, f64::max)
 }
 
 impl World<'_> {
@@ -54,9 +94,15 @@ impl World<'_> {
         let cc = match &run.cfg.cc {
             RdmaCc::None => QpCc::None,
             RdmaCc::Dcqcn(c) => QpCc::Dcqcn(Box::new(Dcqcn::new(c, line))),
+            RdmaCc::Timely(c) => QpCc::Timely(Box::new(Timely::new(c, line))),
+            RdmaCc::Hpcc(c) => QpCc::Hpcc(Box::new(Hpcc::new(c, line, run.base_rtt))),
         };
         let qp = run.qps.len() as u32;
-        run.qps.push(Qp::new(f, src, dst, hash, dscp, size, line, cc));
+        let mut q = Qp::new(f, src, dst, hash, dscp, size, line, cc);
+        if let QpCc::Hpcc(h) = &q.cc {
+            q.window = Some(h.window());
+        }
+        run.qps.push(q);
         run.nics[src as usize].qps.push(qp);
         self.flows[f as usize].conn = qp;
         self.rdma_kick(now, src);
@@ -118,8 +164,11 @@ impl World<'_> {
     fn rdma_send(&mut self, now: SimTime, host: u32, qp: u32) {
         let payload = self.rdma().cfg.payload.0;
         let rto = self.rdma().cfg.rto.0;
-        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
-        let mut pkt = q.next_packet(payload, qp);
+        let run = self.rdma.as_mut().expect("RDMA");
+        let int_bytes = run.int_bytes;
+        let q = &mut run.qps[qp as usize];
+        let mut pkt = q.next_packet(now, payload, qp);
+        pkt.int_bytes = int_bytes;
         pkt.finalize_size(self.preamble);
         q.paced(now, pkt.wire_bytes as u64);
         if let QpCc::Dcqcn(d) = &mut q.cc {
@@ -132,25 +181,51 @@ impl World<'_> {
         if arm {
             self.q.schedule(now + rto, Ev::RdmaTimer { qp, kind: RTO, gen: 0 });
         }
-        self.rdma_inject(now, host, pkt);
+        self.rdma_inject(now, host, pkt, &IntStack::default());
     }
 
-    fn rdma_inject(&mut self, now: SimTime, host: u32, pkt: Packet) {
+    /// Send `pkt` from `host`'s NIC, with the INT records `int` (HPCC: none
+    /// for new data, the data packet's for an ACK).
+    fn rdma_inject(&mut self, now: SimTime, host: u32, pkt: Packet, int: &IntStack) {
         let id = self.pool.alloc(pkt);
         self.pool.get_mut(id).finalize_size(self.preamble);
         self.packets_created += 1;
+        let run = self.rdma.as_mut().expect("RDMA");
+        if run.int_hops > 0 {
+            let i = id.0 as usize;
+            if i >= run.int.len() {
+                run.int.resize(i + 1, IntStack::default());
+            }
+            run.int[i] = *int;
+        }
         let nic = self.net.nic(host);
         self.enqueue(now, nic, id);
+    }
+
+    /// HPCC: switch port `port` starts sending data packet `id`: append its record.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn int_stamp(&mut self, now: SimTime, port: u32, id: PktId) {
+        if self.pool.get(id).kind != FrameKind::RoceData {
+            return;
+        }
+        let p = &self.net.ports[port as usize];
+        let hop = IntHop { ts: now.ps(), qlen: p.queue_bytes(), tx_bytes: p.stats.tx_bytes, rate: p.rate.bps };
+        let run = self.rdma.as_mut().expect("RDMA");
+        let max = run.int_hops;
+        run.int[id.0 as usize].push(hop, max);
     }
 
     /// A RoCE packet reached `host`.
     pub(super) fn rdma_deliver(&mut self, now: SimTime, host: u32, id: PktId) {
         self.packets_delivered += 1;
         let pkt = *self.pool.get(id);
+        let run = self.rdma.as_ref().expect("RDMA");
+        let int = if run.int_hops > 0 { run.int[id.0 as usize] } else { IntStack::default() };
         self.pool.free(id);
         let qp = pkt.conn;
         match pkt.kind {
-            FrameKind::RoceData => self.rdma_receive(now, host, qp, &pkt),
+            FrameKind::RoceData => self.rdma_receive(now, host, qp, &pkt, &int),
             FrameKind::RoceAck | FrameKind::RoceNack => {
                 let rto = self.rdma().cfg.rto.0;
                 let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
@@ -164,6 +239,21 @@ impl World<'_> {
                 if progress {
                     q.rto_deadline = (q.snd_una < q.snd_nxt).then_some(now + rto);
                 }
+                // The rate-based schemes react to every ACK.
+                let rtt = Dur::from_ns(((now.ps() / 1000) as u32).wrapping_sub(pkt.ts_ecr) as u64).as_secs_f64();
+                let rate = match &mut q.cc {
+                    QpCc::Timely(t) => t.on_ack(q.snd_una, rtt),
+                    QpCc::Hpcc(h) => {
+                        let r = h.on_ack(pkt.ack, q.snd_nxt, &int);
+                        q.window = Some(h.window());
+                        r
+                    }
+                    QpCc::None | QpCc::Dcqcn(_) => None,
+                };
+                if let Some(r) = rate {
+                    self.rdma_set_rate(qp, r);
+                }
+                let q = &self.rdma().qps[qp as usize];
                 if q.done() {
                     self.rdma_finish(host, qp);
                 }
@@ -175,13 +265,14 @@ impl World<'_> {
     }
 
     /// The receiver's side of a data packet: deliver, answer, notify.
-    fn rdma_receive(&mut self, now: SimTime, host: u32, qp: u32, pkt: &Packet) {
+    fn rdma_receive(&mut self, now: SimTime, host: u32, qp: u32, pkt: &Packet, int: &IntStack) {
         let control = self.rdma().cfg.control_dscp;
         let run = self.rdma.as_mut().expect("RDMA");
+        let int_bytes = run.int_bytes;
         let q = &mut run.qps[qp as usize];
         let out = q.on_data(now, pkt.seq, pkt.payload as u64, pkt.ecn == crate::packet::Ecn::Ce, &run.cfg);
-        let reply = out.reply.map(|k| q.reply(k, qp, control));
-        let cnp = out.cnp.then(|| q.reply(FrameKind::RoceCnp, qp, control));
+        let reply = out.reply.map(|k| Packet { int_bytes, ..q.reply(k, qp, control, pkt.ts_val) });
+        let cnp = out.cnp.then(|| q.reply(FrameKind::RoceCnp, qp, control, pkt.ts_val));
         let (flow, expected) = (q.flow, q.expected);
         if out.delivered > 0 {
             let fr = &mut self.flows[flow as usize];
@@ -192,8 +283,11 @@ impl World<'_> {
                 self.work_done();
             }
         }
-        for p in [cnp, reply].into_iter().flatten() {
-            self.rdma_inject(now, host, p);
+        if let Some(c) = cnp {
+            self.rdma_inject(now, host, c, &IntStack::default());
+        }
+        if let Some(r) = reply {
+            self.rdma_inject(now, host, r, int);
         }
     }
 
@@ -312,10 +406,7 @@ impl World<'_> {
             segments_sent: q.stats.packets_sent,
             retransmits: q.stats.retransmits,
             timeouts: q.stats.timeouts,
-            ecn_reductions: match &q.cc {
-                QpCc::Dcqcn(d) => d.cuts,
-                QpCc::None => 0,
-            },
+            ecn_reductions: q.cc.decreases(),
             ce_received: q.stats.ce_received,
             ..Default::default()
         };
@@ -343,7 +434,8 @@ impl World<'_> {
     pub(super) fn rdma_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64) -> Option<Dur> {
         let path = self.net.path(src, dst, hash)?;
         let payload = self.rdma().cfg.payload.0;
-        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
+        let int_bytes = self.rdma().int_bytes;
+        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, int_bytes, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
         let first = frame(payload.min(bytes));
         let full = bytes / payload;
         let rest = bytes % payload;

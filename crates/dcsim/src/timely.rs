@@ -1,0 +1,136 @@
+//! TIMELY: RTT-gradient rate control. Mittal, Lam, Dukkipati, Blem,
+//! Wassel, Ghobadi, Vahdat, Wang, Wetherall, Zats, "TIMELY: RTT-based
+//! Congestion Control for the Datacenter", SIGCOMM 2015, §4 and Algorithm 1.
+//! See docs/models/timely.md.
+//!
+//! Once per completion event (here: every `segment` acknowledged bytes),
+//! with the RTT of the newest acknowledged packet (NIC timestamps):
+//! below T_low increase by delta; above T_high decrease by
+//! beta (1 - T_high / rtt); otherwise follow the normalised gradient of an
+//! EWMA of RTT differences: increase by delta (5 delta after `hai_after`
+//! non-positive gradients in a row, hyperactive increase) when it is not
+//! positive, else decrease by beta times the gradient.
+
+use crate::config::TimelyCfg;
+
+pub struct Timely {
+    t_low: f64,
+    t_high: f64,
+    delta: f64,
+    beta: f64,
+    alpha: f64,
+    min_rtt: f64,
+    segment: u64,
+    hai_after: u32,
+    min_rate: f64,
+    line_rate: f64,
+    pub rate: f64,
+    prev_rtt: Option<f64>,
+    rtt_diff: f64,
+    /// Gradient-based increases in a row.
+    increases: u32,
+    /// Acknowledged bytes at the last update.
+    acked_at_update: u64,
+    pub decreases: u64,
+}
+
+impl Timely {
+    pub fn new(cfg: &TimelyCfg, line_rate: f64) -> Timely {
+        Timely {
+            t_low: cfg.t_low.0.as_secs_f64(),
+            t_high: cfg.t_high.0.as_secs_f64(),
+            delta: cfg.delta.0.bps as f64,
+            beta: cfg.beta,
+            alpha: cfg.alpha,
+            min_rtt: cfg.min_rtt.0.as_secs_f64(),
+            segment: cfg.segment.0,
+            hai_after: cfg.hai_after,
+            min_rate: cfg.min_rate.0.bps as f64,
+            line_rate,
+            rate: line_rate,
+            prev_rtt: None,
+            rtt_diff: 0.0,
+            increases: 0,
+            acked_at_update: 0,
+            decreases: 0,
+        }
+    }
+
+    /// An ACK acknowledged bytes up to `acked`, with an RTT sample of `rtt`
+    /// seconds. Returns the new rate if a completion event updated it.
+    pub fn on_ack(&mut self, acked: u64, rtt: f64) -> Option<f64> {
+        if acked < self.acked_at_update + self.segment {
+            return None;
+        }
+        self.acked_at_update = acked;
+        let Some(prev) = self.prev_rtt.replace(rtt) else { return None };
+        self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
+        let gradient = self.rtt_diff / self.min_rtt;
+        if rtt < self.t_low {
+            self.increases = 0;
+            self.rate += self.delta;
+        } else if rtt > self.t_high {
+            self.increases = 0;
+            self.rate *= 1.0 - self.beta * (1.0 - self.t_high / rtt);
+            self.decreases += 1;
+        } else if gradient <= 0.0 {
+            self.increases += 1;
+            let n = if self.increases >= self.hai_after { 5.0 } else { 1.0 };
+            self.rate += n * self.delta;
+        } else {
+            self.increases = 0;
+            self.rate *= (1.0 - self.beta * gradient).max(0.0);
+            self.decreases += 1;
+        }
+        self.rate = self.rate.clamp(self.min_rate, self.line_rate);
+        Some(self.rate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timely() -> Timely {
+        let cfg: TimelyCfg = serde_json::from_str("{}").unwrap();
+        Timely::new(&cfg, 10e9)
+    }
+
+    #[test]
+    fn one_update_per_segment_and_the_first_sample_only_primes() {
+        let mut t = timely();
+        assert_eq!(t.on_ack(1000, 100e-6), None, "less than a segment");
+        assert_eq!(t.on_ack(16_384, 100e-6), None, "the first RTT only primes the gradient");
+        assert_eq!(t.on_ack(20_000, 100e-6), None);
+        assert!(t.on_ack(32_768, 100e-6).is_some());
+    }
+
+    #[test]
+    fn the_four_regions() {
+        let mut t = timely();
+        t.rate = 5e9;
+        t.on_ack(16_384, 100e-6);
+        // Rising RTT between the thresholds: decrease by beta x gradient.
+        // rtt_diff = 0.875 x 10 us; gradient = 8.75 / 20; rate x (1 - 0.8 x 0.4375) = x 0.65.
+        let r = t.on_ack(32_768, 110e-6).unwrap();
+        assert!((r - 5e9 * 0.65).abs() < 1.0, "{r}");
+        // Above T_high = 500 us: x (1 - 0.8 (1 - 500/1000)) = x 0.6.
+        let r2 = t.on_ack(49_152, 1000e-6).unwrap();
+        assert!((r2 - r * 0.6).abs() < 1.0);
+        // Below T_low: + delta.
+        let r3 = t.on_ack(65_536, 30e-6).unwrap();
+        assert!((r3 - (r2 + 10e6)).abs() < 1.0);
+        // A steady RTT between the thresholds (zero gradient): + delta, and
+        // 5 delta from the fifth such increase in a row.
+        let mut t = timely();
+        t.rate = 1e9;
+        t.on_ack(16_384, 200e-6);
+        let mut rate = 1e9;
+        for k in 1..=6u64 {
+            let now = t.on_ack(16_384 * (k + 1), 200e-6).unwrap();
+            let expect = if k >= 5 { 50e6 } else { 10e6 };
+            assert!((now - rate - expect).abs() < 1.0, "step {k}: {}", now - rate);
+            rate = now;
+        }
+    }
+}
