@@ -342,7 +342,8 @@ SUMMARY_FIELDS = ["family", "experiment", "mode", "rows", "holds", "misses", "in
 
 
 def _family(name: str) -> str:
-    return {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES"}.get(name.split("-")[0], name.split("-")[0])
+    families = {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES", "pfc": "PFC", "dcqcn": "DCQCN", "timely": "TIMELY", "hpcc": "HPCC"}
+    return families.get(name.split("-")[0], name.split("-")[0])
 
 
 def _build() -> str:

@@ -16,6 +16,7 @@ from .clues import RUNNERS as _CLUES
 from .ecnsharp import RUNNERS as _ECNSHARP
 from .hscc import RUNNERS as _HSCC
 from .hull import RUNNERS as _HULL
+from .rdma import RUNNERS as _RDMA
 
 ROOT = Path(str(resources.files("dcsim") / "experiments"))
 
@@ -24,4 +25,5 @@ RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]
     **_HULL,
     **_HSCC,
     **_ECNSHARP,
+    **_RDMA,
 }

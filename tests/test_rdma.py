@@ -1,0 +1,70 @@
+"""RDMA (issue 28): PFC, the RoCE transport and its congestion controls
+through the Python API, and their reproductions' quick versions."""
+
+from __future__ import annotations
+
+import pytest
+
+import dcsim
+from conftest import reproduce_quick
+
+
+def incast(cc: dict, pfc: bool = True) -> dict:
+    s = {
+        "run": {"duration": "100ms"},
+        "topology": {"type": "star", "hosts": 5, "link_rate": "40Gbps", "link_delay": "1us"},
+        "switch": {"buffer": "500pkt", "aqm": {"type": "red", "min_th": "5KB", "max_th": "200KB", "max_p": 0.01, "weight": 1.0,
+                                               "gentle": False, "spacing": "independent"}},
+        "rdma": {"cc": cc},
+        "workload": [{"type": "bulk", "src": "0..4", "dst": 4, "size": "2MB"}],
+    }
+    if pfc:
+        s["switch"]["pfc"] = {"xoff": "400KB"}
+    return s
+
+
+@pytest.mark.parametrize("cc", ["none", "dcqcn", "timely", "hpcc"])
+def test_every_scheme_completes_an_incast_losslessly_and_repeatably(cc):
+    a, b = dcsim.run(incast({"type": cc})), dcsim.run(incast({"type": cc}))
+    assert a.summary["packets_dropped"] == 0
+    assert all(t is not None for t in a.flows["fct"].to_pylist())
+    assert a.flows["fct"].to_pylist() == b.flows["fct"].to_pylist(), "same scenario and seed, same result"
+    assert a.scenario["rdma"]["cc"]["type"] == cc, "the resolved scenario names the scheme and its parameters"
+
+
+def test_the_pfc_table_and_the_deadlock_report_reach_python():
+    r = dcsim.run(incast({"type": "none"}))
+    assert r.pfc.num_rows > 0 and sum(r.pfc["pauses_sent"].to_pylist()) > 0
+    assert r.summary["pfc_deadlock"] is None
+    ring = {
+        "run": {"duration": "100ms"},
+        "topology": {"type": "ring", "switches": 4, "hosts_per_switch": 1, "link_rate": "10Gbps", "host_delay": "1us", "link_delay": "1us"},
+        "switch": {"pfc": {"xoff": "20KB", "deadlock_after": "2ms"}},
+        "rdma": {"cc": {"type": "none"}},
+        # Four switches: two hops either way are equal-cost; three hops one way is one hop the other.
+        "workload": [{"type": "bulk", "src": i, "dst": (i + 2) % 4, "size": "inf"} for i in range(4)],
+    }
+    r = dcsim.run(ring)
+    assert r.summary["stopped_by"] in ("pfc deadlock", "duration")
+
+
+def test_bad_rdma_settings_are_named():
+    s = incast({"type": "hpcc", "eta": 1.5})
+    with pytest.raises(dcsim.ScenarioError, match=r"rdma\.cc\.eta: 1\.5 is out of range"):
+        dcsim.run(s)
+
+
+def test_pfc_spreading_quick(tmp_path):
+    rows = reproduce_quick("pfc-spreading", tmp_path)
+    assert all(r["verdict"] == "holds" for r in rows), rows
+
+
+def test_pfc_deadlock_quick(tmp_path):
+    rows = reproduce_quick("pfc-deadlock", tmp_path)
+    assert all(r["verdict"] == "holds" for r in rows), rows
+
+
+def test_dcqcn_fairness_quick(tmp_path):
+    rows = reproduce_quick("dcqcn-fairness", tmp_path)
+    pauses = [r for r in rows if r["metric"] == "claim"]
+    assert pauses and all(r["verdict"] == "holds" for r in pauses), pauses
