@@ -68,3 +68,16 @@ def test_dcqcn_fairness_quick(tmp_path):
     rows = reproduce_quick("dcqcn-fairness", tmp_path)
     pauses = [r for r in rows if r["metric"] == "claim"]
     assert pauses and all(r["verdict"] == "holds" for r in pauses), pauses
+
+
+def test_hpcc_fct_quick(tmp_path):
+    # Every row of HPCC's Fig. 11 and PINT's Fig. 7b at 64 hosts and 3 ms of
+    # arrivals: HPCC's own rows are the stable ones (its short flows within
+    # the paper's tolerance, no PFC pause, far below DCQCN at 50 % load).
+    rows = {(r["metric"], r["condition"]): r for r in reproduce_quick("hpcc-fct", tmp_path)}
+    hpcc_short = [r for (m, c), r in rows.items() if m == "slowdown_p95" and '"HPCC"' in c and '"short"' in c]
+    assert len(hpcc_short) == 2 and all(r["verdict"] == "holds" for r in hpcc_short), hpcc_short
+    pause = next(r for (m, c), r in rows.items() if m == "paused_fraction" and '"HPCC"' in c)
+    assert pause["verdict"] == "holds", pause
+    half = next(r for r in rows.values() if r["note"].startswith("50 %: HPCC's short flows"))
+    assert half["verdict"] == "holds", half

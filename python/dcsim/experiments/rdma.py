@@ -164,8 +164,109 @@ def dcqcn_fairness_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
+# ---- hpcc-fct ----------------------------------------------------------------------------------
+
+
+def _incast_flows(spec: dict[str, Any], hosts: int, until_s: float) -> list[dict[str, Any]]:
+    """Incast events at Poisson times over [0, until_s): each picks one
+    receiver and `fanin` other hosts that each send `bytes` to it at once,
+    drawn from the replica's own seed (the same list for every scheme)."""
+    import random
+
+    from ._common import replica_seed
+
+    inc = spec["incast"]
+    rng = random.Random(replica_seed(spec, inc["seed"]))
+    mean_gap = inc["fanin"] * inc["bytes"] * 8 / (inc["share"] * hosts * spec["host_gbps"] * 1e9)
+    flows, t = [], rng.expovariate(1 / mean_gap)
+    while t < until_s:
+        dst = rng.randrange(hosts)
+        for src in rng.sample([h for h in range(hosts) if h != dst], inc["fanin"]):
+            flows.append({"src": src, "dst": dst, "size": f"{inc['bytes']}B", "start": f"{round(t * 1e12)}ps"})
+        t += rng.expovariate(1 / mean_gap)
+    return flows
+
+
+def _size_buckets(flows: list[tuple[int, float]], spec: dict[str, Any]) -> dict[str, list[float]]:
+    """The paper's buckets: flows sorted by size, cut at fractions of their count."""
+    flows = sorted(flows)
+    n = len(flows)
+    return {name: sorted(s for _, s in flows[round(lo * n):round(hi * n)]) for name, (lo, hi) in spec["buckets"].items()}
+
+
+def _measure_fct(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """The 95th-percentile slowdown per size bucket of the background flows
+    (incast flows apart), the switches' queues, PFC's pauses."""
+    from ..analysis import percentile
+
+    f = r.flows
+    rows: Rows = []
+    sizes, slowdowns, workloads = f["bytes"].to_pylist(), f["slowdown"].to_pylist(), f["workload"].to_pylist()
+    background = [(b, s) for b, s, w in zip(sizes, slowdowns, workloads) if w == 0 and s is not None]
+    p = spec["percentile"]
+    for bucket, values in _size_buckets(background, spec).items():
+        rows.append({"bucket": bucket, "metric": f"slowdown_p{p}", "value": percentile(values, p) if values else None})
+    incast = sorted(s for s, w in zip(slowdowns, workloads) if w == 1 and s is not None)
+    if incast:
+        rows.append({"bucket": "incast", "metric": f"slowdown_p{p}", "value": percentile(incast, p)})
+    q = sorted(r.queues["bytes"].to_pylist())
+    paused = sum(r.pfc["paused_time"].to_pylist()) if r.pfc.num_rows else 0.0
+    rows += [
+        {"bucket": "all", "metric": "unfinished", "value": sum(1 for e in f["end"].to_pylist() if e is None)},
+        {"bucket": "all", "metric": "queue_p99_kb", "value": percentile(q, 99) / 1e3 if q else None},
+        {"bucket": "all", "metric": "pause_frames", "value": _pause_frames(r)},
+        {"bucket": "all", "metric": "paused_fraction", "value": paused / (r.ports.num_rows * r.summary["sim_seconds"])},
+        {"bucket": "all", "metric": "slowdowns", "value": None, "points": sorted(background)},
+    ]
+    return rows
+
+
+def hpcc_fct(spec: dict[str, Any], folder: Path) -> Rows:
+    base = _base(folder, spec)
+    base["topology"]["leaves"] = spec["leaves"]
+    hosts = spec["leaves"] * base["topology"]["hosts_per_leaf"]
+    arrivals = units.parse(spec["arrivals"])
+    jobs: list[Job] = []
+    for case in spec["cases"]:
+        for name in case.get("schemes", spec["schemes"]):
+            scheme = spec["schemes"][name]
+            s = copy.deepcopy(base)
+            s["run"] = {"duration": f"{round((arrivals + units.parse(spec['drain'])) * 1e12)}ps", "stop_when_done": True}
+            s["workload"] = [{"type": "poisson", "size": {"cdf": case["workload"]}, "load": case["load"], "load_reference": "host",
+                              "pattern": "all_to_all", "stop": spec["arrivals"]}]
+            if case.get("incast"):
+                s["workload"].append({"type": "flows", "flows": _incast_flows(spec, hosts, arrivals)})
+            for key, value in scheme.items():
+                s[key] = copy.deepcopy(value) if not isinstance(value, dict) else s.get(key, {}) | copy.deepcopy(value)
+            jobs.append(({"case": case["name"], "scheme": name}, s, None, {}))
+    return _run_jobs(jobs, _measure_fct, spec)
+
+
+def hpcc_fct_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    """Per case: the 95th-percentile slowdown against flow size (in size
+    percentile bins, as HPCC's Figs. 9-10), a line per scheme."""
+    from ..analysis import percentile
+    from ..plot import _mpl
+
+    plt = _mpl()
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.8), squeeze=False)
+    for ax, case in zip(axes[0], cases):
+        for r in rows:
+            if r["case"] != case or r["metric"] != "slowdowns" or not r["points"]:
+                continue
+            pts = r["points"]
+            bins = [pts[i * len(pts) // 20:(i + 1) * len(pts) // 20] for i in range(20)]
+            xs = [b[-1][0] for b in bins if b]
+            ys = [percentile(sorted(s for _, s in b), 95) for b in bins if b]
+            ax.plot(xs, ys, marker=".", label=r["scheme"])
+        ax.set(xscale="log", yscale="log", xlabel="flow size (B)", ylabel="95th-percentile slowdown", title=case)
+    return _finish(fig, list(axes[0]))
+
+
 RUNNERS = {
     "pfc-spreading": (pfc_spreading, pfc_spreading_figure),
     "pfc-deadlock": (pfc_deadlock, pfc_deadlock_figure),
     "dcqcn-fairness": (dcqcn_fairness, dcqcn_fairness_figure),
+    "hpcc-fct": (hpcc_fct, hpcc_fct_figure),
 }
