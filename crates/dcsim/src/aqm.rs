@@ -3,7 +3,7 @@
 //! (crate::sojourn) decide the same as a packet leaves the queue. An AQM
 //! never owns the FIFO or the counters; the [`crate::port::Port`] does.
 
-use crate::config::{Aqm as AqmCfg, DctcpStep, RedAction, RedCfg, RedSpacing};
+use crate::config::{Aqm as AqmCfg, DctcpStep, MarkAt, RedAction, RedCfg, RedSpacing};
 use crate::sojourn::{Codel, EcnSharp, Tcn};
 use crate::units::QSize;
 use dcsim_engine::{Dur, Rng, SimTime};
@@ -51,7 +51,7 @@ impl Aqm {
         match cfg {
             AqmCfg::Droptail => Aqm::DropTail,
             AqmCfg::Dctcp(DctcpStep { k }) => Aqm::Step { k: *k },
-            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing }) => {
+            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing, at }) => {
                 let (min, max) = match (min_th, max_th) {
                     (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a as f64, *b as f64),
                     _ => unreachable!("validated: same unit"),
@@ -65,6 +65,7 @@ impl Aqm {
                     gentle: *gentle,
                     action: *action,
                     counted: *spacing == RedSpacing::Count,
+                    at_dequeue: *at == MarkAt::Dequeue,
                     avg: 0.0,
                     count: -1,
                     idle_since: Some(SimTime::ZERO),
@@ -90,8 +91,8 @@ impl Aqm {
                     Verdict::Enqueue
                 }
             }
-            Aqm::Red(red) => red.on_enqueue(now, q, ect),
-            Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_) => Verdict::Enqueue,
+            Aqm::Red(red) if !red.at_dequeue => red.on_enqueue(now, q, ect),
+            Aqm::Red(_) | Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_) => Verdict::Enqueue,
         }
     }
 
@@ -104,6 +105,8 @@ impl Aqm {
             Aqm::Tcn(t) => t.on_dequeue(sojourn),
             Aqm::EcnSharp(e) => e.on_dequeue(now, sojourn),
             Aqm::Codel(c) => return c.on_dequeue(now, sojourn, backlog, ect),
+            // RED at dequeue: the bytes behind the departing packet.
+            Aqm::Red(red) if red.at_dequeue => return red.on_enqueue(now, QueueView { packets: 0, bytes: backlog }, ect),
             Aqm::DropTail | Aqm::Step { .. } | Aqm::Red(_) => return Verdict::Enqueue,
         };
         if v == Verdict::Mark && !ect {
@@ -115,7 +118,10 @@ impl Aqm {
 
     /// Whether this AQM acts at dequeue (the port then asks it about every departure).
     pub fn at_dequeue(&self) -> bool {
-        matches!(self, Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_))
+        match self {
+            Aqm::Red(red) => red.at_dequeue,
+            _ => matches!(self, Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_)),
+        }
     }
 
     /// The queue became empty at `now` (RED's idle-time correction).
@@ -150,6 +156,8 @@ pub struct Red {
     action: RedAction,
     /// Spaced by `count` (the paper's p_a), or each packet independently with p_b.
     counted: bool,
+    /// Judged as packets leave, by the bytes behind them.
+    at_dequeue: bool,
     avg: f64,
     /// Packets since the last mark/drop (-1 below min_th), as in the paper.
     count: i64,
@@ -227,8 +235,21 @@ mod tests {
     }
 
     #[test]
+    fn red_at_dequeue_judges_the_bytes_behind_and_independent_marks_follow_p() {
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Bytes(5000), max_th: QSize::Bytes(200_000), max_p: 0.01, weight: 1.0, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Independent, at: MarkAt::Dequeue });
+        let mut a = Aqm::new(&cfg, Dur::ZERO, Rng::from_seed_u64(3));
+        assert!(a.at_dequeue());
+        assert_eq!(a.on_enqueue(SimTime(0), QueueView { packets: 500, bytes: 750_000 }, true), Verdict::Enqueue, "nothing at enqueue");
+        assert_eq!(a.on_dequeue(SimTime(0), Dur::ZERO, 250_000, true), Verdict::Mark, "above Kmax behind it");
+        assert_eq!(a.on_dequeue(SimTime(0), Dur::ZERO, 4_000, true), Verdict::Enqueue, "below Kmin");
+        // Half-way (102.5 KB): p = 0.5 %, each packet on its own.
+        let marks = (0..100_000).filter(|_| a.on_dequeue(SimTime(0), Dur::ZERO, 102_500, true) == Verdict::Mark).count();
+        assert!((400..600).contains(&marks), "{marks} of 100000 at p = 0.005");
+    }
+
+    #[test]
     fn red_average_follows_ewma_and_marks_between_thresholds() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Count });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Count, at: MarkAt::Enqueue });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1200), Rng::stream(1, StreamId { kind: 0, index: 0 }));
         let q = |p| QueueView { packets: p, bytes: p * 1500 };
         // avg: 0 -> 5 -> 7.5 -> ... converging to 10 (half-way): some marks, some not.
@@ -252,7 +273,7 @@ mod tests {
 
     #[test]
     fn red_idle_time_decays_the_average() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop, spacing: RedSpacing::Count });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop, spacing: RedSpacing::Count, at: MarkAt::Enqueue });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1000), Rng::from_seed_u64(1));
         for _ in 0..100 {
             a.on_enqueue(SimTime(0), QueueView { packets: 10, bytes: 0 }, true);

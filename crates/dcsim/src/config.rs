@@ -504,6 +504,23 @@ pub struct RdmaCfg {
     /// multiple of this (none: exact).
     #[serde(default)]
     pub rate_step: Option<RateV>,
+    /// When a flow is complete (its `end`), and what its ideal FCT is.
+    #[serde(default)]
+    pub completion: RdmaCompletion,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RdmaCompletion {
+    /// When the last byte reaches the receiver (as dcsim's TCP flows); the
+    /// ideal is that one-way time on an empty network.
+    #[default]
+    Receiver,
+    /// When the ACK of the last byte reaches the sender, as the HPCC
+    /// authors' simulator and htsim count it; the ideal is the base RTT
+    /// plus the flow's bytes at the bottleneck, with RoCE's headers but no
+    /// INT (the HPCC authors' "standalone" FCT).
+    Sender,
 }
 
 fn rdma_payload() -> Bytes {
@@ -669,10 +686,16 @@ pub struct DcqcnCfg {
     /// The rate never falls below this.
     #[serde(default = "dcqcn_min_rate")]
     pub min_rate: RateV,
-    /// Cut at most once per this interval, if a CNP came in it (the later
-    /// NICs' rate-reduce monitor period); none: on every CNP, as the paper.
+    /// Cut at most once per this interval, if a CNP came in it, and raise
+    /// alpha on the alpha timer when a CNP came in its period (the later
+    /// NICs, as the HPCC authors model them); none: cut and raise alpha on
+    /// every CNP, as the paper.
     #[serde(default)]
     pub decrease_interval: Option<DurV>,
+    /// A cut sets the target rate to the current one (the paper). False:
+    /// only when the rate rose since the last cut (the NICs' default).
+    #[serde(default = "yes")]
+    pub clamp_target: bool,
 }
 
 impl Default for DcqcnCfg {
@@ -687,6 +710,7 @@ impl Default for DcqcnCfg {
             hai: dcqcn_hai(),
             min_rate: dcqcn_min_rate(),
             decrease_interval: None,
+            clamp_target: true,
         }
     }
 }
@@ -1105,6 +1129,20 @@ pub struct RedCfg {
     /// (Zhu et al. 2015 §3.1).
     #[serde(default)]
     pub spacing: RedSpacing,
+    /// Judge a packet as it joins the queue (the classic RED), or as it
+    /// leaves it, by the bytes behind it (the HPCC authors' switches mark
+    /// there; a mark then reaches the receiver without the queue's delay).
+    /// "dequeue" needs byte thresholds and the instantaneous queue (weight 1).
+    #[serde(default)]
+    pub at: MarkAt,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    #[default]
+    Enqueue,
+    Dequeue,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
@@ -2457,6 +2495,11 @@ impl Scenario {
                 }
                 if !(*weight > 0.0 && *weight <= 1.0) {
                     return Err(err("switch.aqm.weight", format!("weight {weight} is out of range: allowed (0, 1]")));
+                }
+                if let Aqm::Red(RedCfg { at: MarkAt::Dequeue, .. }) = &self.switch.aqm {
+                    if !matches!(min_th, QSize::Bytes(_)) || *weight != 1.0 {
+                        return Err(err("switch.aqm.at", "\"dequeue\" judges the bytes behind a departing packet: it needs byte thresholds (min_th, max_th) and weight = 1.0"));
+                    }
                 }
             }
             Aqm::Tcn(_) => {}

@@ -14,8 +14,11 @@
 //!   R_T); while both exceed F, hyper increase (R_T grows by i R_HAI, i the
 //!   smaller count past F); otherwise additive increase (R_T grows by R_AI).
 //! * `decrease_interval` (the NICs' later behaviour, as the HPCC authors'
-//!   simulator models Mellanox's): CNPs only set a flag, and the rate is cut
-//!   at most once per interval, when the flag is set.
+//!   simulator models Mellanox's): CNPs only set a flag; the rate is cut at
+//!   most once per interval, when the flag is set, and alpha rises on the
+//!   alpha timer when a CNP came in its period (not at the cut).
+//! * `clamp_target = false` (the NICs' default): a cut sets R_T = R_C only
+//!   if the rate rose since the last cut.
 
 use crate::config::DcqcnCfg;
 
@@ -27,6 +30,11 @@ pub struct Dcqcn {
     min_rate: f64,
     line_rate: f64,
     byte_counter: u64,
+    clamp_target: bool,
+    /// Alpha rises on its timer (the NICs), not at each cut (the paper).
+    alpha_on_timer: bool,
+    /// The rate rose since the last cut.
+    increased: bool,
     /// Current and target rates (b/s).
     pub rc: f64,
     pub rt: f64,
@@ -63,6 +71,9 @@ impl Dcqcn {
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
             byte_counter: cfg.byte_counter.0,
+            clamp_target: cfg.clamp_target,
+            alpha_on_timer: cfg.decrease_interval.is_some(),
+            increased: false,
             rc: line_rate,
             rt: line_rate,
             alpha: 1.0,
@@ -99,26 +110,35 @@ impl Dcqcn {
     }
 
     fn cut(&mut self) {
-        self.rt = self.rc;
+        if self.clamp_target || self.increased {
+            self.rt = self.rc;
+        }
+        self.increased = false;
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.min_rate);
-        self.alpha = (1.0 - self.g) * self.alpha + self.g;
+        if !self.alpha_on_timer {
+            self.alpha = (1.0 - self.g) * self.alpha + self.g;
+        }
         self.timer_count = 0;
         self.byte_count = 0;
         self.bytes = 0;
         self.cuts += 1;
     }
 
-    /// The alpha timer (every K): decay unless a CNP came meanwhile.
+    /// The alpha timer (every K): decay unless a CNP came meanwhile (with
+    /// `alpha_on_timer`, rise if one did).
     pub fn on_alpha_timer(&mut self) {
-        if !std::mem::take(&mut self.cnp_since_alpha) {
+        let cnp = std::mem::take(&mut self.cnp_since_alpha);
+        if !cnp {
             self.alpha *= 1.0 - self.g;
+        } else if self.alpha_on_timer {
+            self.alpha = (1.0 - self.g) * self.alpha + self.g;
         }
     }
 
     /// The rate-increase timer (every T).
     pub fn on_increase_timer(&mut self) {
-        self.timer_count += 1;
         self.increase();
+        self.timer_count += 1;
     }
 
     /// `bytes` were sent: count them towards the byte counter's stages.
@@ -130,11 +150,14 @@ impl Dcqcn {
         self.bytes += bytes;
         while self.bytes >= self.byte_counter {
             self.bytes -= self.byte_counter;
-            self.byte_count += 1;
             self.increase();
+            self.byte_count += 1;
         }
     }
 
+    /// One increase event, judged by the stages completed before it: the
+    /// first F events after a cut are fast recovery (QCN's F cycles; the
+    /// HPCC authors' simulator counts its stage the same way).
     fn increase(&mut self) {
         let (t, b) = (self.timer_count, self.byte_count);
         // Without a byte counter only the timer's stages count.
@@ -148,6 +171,7 @@ impl Dcqcn {
         }
         self.rt = self.rt.min(self.line_rate);
         self.rc = ((self.rt + self.rc) / 2.0).min(self.line_rate);
+        self.increased = true;
     }
 }
 
@@ -179,8 +203,8 @@ mod tests {
     fn recovery_then_additive_then_hyper_increase() {
         let mut d = dcqcn();
         d.on_cnp(false);
-        // Five timer stages of fast recovery (the byte counter has none yet):
-        // R_C halves its distance to R_T = 40G each time.
+        // Five timer events of fast recovery (F = 5; the byte counter has
+        // none yet): R_C halves its distance to R_T = 40G each time.
         for k in 1..=5 {
             d.on_increase_timer();
             let expect = 40e9 - 20e9 / 2f64.powi(k);
@@ -188,25 +212,43 @@ mod tests {
         }
         assert_eq!(d.rt, 40e9, "fast recovery leaves the target");
         // After a second cut, with the byte counter silent, the timer's
-        // stages 5 and 6 (max(T, BC) >= F, min(T, BC) = 0) are additive.
+        // sixth and seventh events (five done: max(T, BC) = F, then F + 1;
+        // min(T, BC) = 0) are additive.
         d.on_cnp(false);
         let rt = d.rt;
-        for _ in 0..6 {
+        for _ in 0..7 {
             d.on_increase_timer();
         }
         assert!((d.rt - (rt + 2.0 * 40e6)).abs() < 1.0, "{}", d.rt - rt);
-        // After a third: byte stages 1-6 (two additive), then timer stages
-        // 1-5 (additive: the byte count is past F) and 6 (both past F: one
-        // hyper step of 1 x R_HAI).
+        // After a third: byte events 1-7 (the sixth and seventh additive),
+        // then timer events 1-6 (additive: seven byte stages are past F)
+        // and 7 (six timer stages done, both past F: one hyper step of
+        // 1 x R_HAI).
         d.on_cnp(false);
         let rt = d.rt;
-        for _ in 0..6 {
+        for _ in 0..7 {
             d.on_sent(10_000_000);
         }
-        for _ in 0..6 {
+        for _ in 0..7 {
             d.on_increase_timer();
         }
-        assert!((d.rt - (rt + 7.0 * 40e6 + 100e6)).abs() < 1.0, "{}", d.rt - rt);
+        assert!((d.rt - (rt + 8.0 * 40e6 + 100e6)).abs() < 1.0, "{}", d.rt - rt);
+    }
+
+    #[test]
+    fn the_nics_raise_alpha_on_the_timer_and_keep_the_target_between_cuts() {
+        let cfg = DcqcnCfg { decrease_interval: Some(crate::units::DurV(dcsim_engine::Dur::from_us(4))), clamp_target: false, ..DcqcnCfg::default() };
+        let mut d = Dcqcn::new(&cfg, 40e9);
+        d.alpha = 0.5;
+        d.on_cnp(true);
+        assert!(d.on_decrease_check());
+        assert_eq!((d.rc, d.rt), (30e9, 40e9), "cut by alpha / 2; the target keeps line rate");
+        assert_eq!(d.alpha, 0.5, "alpha does not move at the cut");
+        d.on_cnp(true);
+        d.on_alpha_timer();
+        assert!((d.alpha - (0.5 * (1.0 - 1.0 / 256.0) + 1.0 / 256.0)).abs() < 1e-12, "but on the timer, after a CNP");
+        assert!(d.on_decrease_check());
+        assert_eq!(d.rt, 40e9, "no increase between the cuts: the target stays");
     }
 
     #[test]

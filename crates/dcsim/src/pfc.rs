@@ -94,8 +94,10 @@ pub struct PfcPort {
     pub control: VecDeque<PktId>,
     // ---- ingress: frames that came in on this port's link
     pub ingress_bytes: [u64; CLASSES],
-    /// Classes whose upstream we are pausing, and the XOFF level each was
-    /// paused at (with dynamic thresholds it moves with the free buffer).
+    /// Classes whose upstream we are pausing, and the bytes held when each
+    /// pause went out: the headroom counts from there (with dynamic
+    /// thresholds the XOFF level may have fallen far below the bytes held
+    /// by the time an arrival crosses it).
     pausing: u8,
     xoff_at: [u64; CLASSES],
     /// Bumped on every XON, so a refresh armed before it is stale.
@@ -210,8 +212,9 @@ impl PfcPort {
 
     // ---- ingress ---------------------------------------------------------------
 
-    /// May a frame of `bytes` of lossless `class` enter? Beyond the XOFF
-    /// level it paused at plus the headroom it may not (a headroom drop).
+    /// May a frame of `bytes` of lossless `class` enter? Beyond the bytes
+    /// held when the pause went out plus the headroom it may not (a
+    /// headroom drop).
     #[inline]
     pub fn admits(&mut self, class: usize, bytes: u64, headroom: u64) -> bool {
         if self.pausing & (1 << class) == 0 {
@@ -233,7 +236,7 @@ impl PfcPort {
         s.max_ingress_bytes = s.max_ingress_bytes.max(held);
         if self.pausing & (1 << class) == 0 && held > xoff {
             self.pausing |= 1 << class;
-            self.xoff_at[class] = xoff;
+            self.xoff_at[class] = held;
             s.pauses_sent += 1;
             return Signal::Xoff;
         }
@@ -264,10 +267,6 @@ impl PfcPort {
         due
     }
 
-    /// The XOFF level this class was paused at (for the XON level).
-    pub fn xoff_level(&self, class: usize) -> u64 {
-        self.xoff_at[class]
-    }
 }
 
 #[cfg(test)]
@@ -297,7 +296,7 @@ mod tests {
         assert_eq!(p.arrive(3, 1000, 1500), Signal::None, "one XOFF until XON");
         let gen = p.refresh_gen[3];
         assert!(p.refresh_due(3, gen));
-        assert!(p.admits(3, 1000, 2500), "3000 + 1000 <= XOFF 1500 + headroom 2500");
+        assert!(p.admits(3, 1000, 2000), "3000 + 1000 <= 2000 held at the pause + headroom 2000");
         assert_eq!(p.depart(3, 1000, 500), Signal::None);
         assert_eq!(p.depart(3, 1000, 500), Signal::None);
         assert_eq!(p.depart(3, 1000, 500), Signal::Xon);
@@ -311,9 +310,9 @@ mod tests {
     fn beyond_the_headroom_a_frame_is_dropped_and_counted() {
         let mut p = PfcPort::new(1, 1);
         assert_eq!(p.arrive(0, 2000, 1500), Signal::Xoff);
-        assert!(p.admits(0, 1000, 1500), "2000 + 1000 <= 1500 + 1500");
+        assert!(p.admits(0, 1000, 1000), "2000 + 1000 <= 2000 held at the pause + 1000");
         p.arrive(0, 1000, 1500);
-        assert!(!p.admits(0, 1, 1500));
+        assert!(!p.admits(0, 1, 1000));
         assert_eq!(p.stats[0].headroom_drops, 1);
     }
 

@@ -67,6 +67,9 @@ pub struct Qp {
     /// The rate limiter: rate (b/s), and when the next packet may start.
     pub rate: f64,
     pub next_avail: SimTime,
+    /// The last data packet's start and wire bytes (the rate limiter's
+    /// reference when the rate changes).
+    last_sent: Option<(SimTime, u64)>,
     /// A cap on unacknowledged bytes (HPCC's window), if any.
     pub window: Option<u64>,
     pub cc: QpCc,
@@ -109,6 +112,7 @@ impl Qp {
             sent_max: 0,
             rate: line_rate,
             next_avail: SimTime::ZERO,
+            last_sent: None,
             window: None,
             cc,
             rto_deadline: None,
@@ -163,8 +167,21 @@ impl Qp {
 
     /// The rate limiter after a packet of `wire_bytes` started at `now`.
     pub fn paced(&mut self, now: SimTime, wire_bytes: u64) {
-        let ps = (wire_bytes as f64 * 8e12 / self.rate).ceil() as u64;
-        self.next_avail = now + Dur(ps);
+        self.last_sent = Some((now, wire_bytes));
+        self.next_avail = now + Self::gap(wire_bytes, self.rate);
+    }
+
+    /// A new rate: the next packet may start one gap at this rate after the
+    /// last one started (as a rate limiter re-evaluates its pending packet).
+    pub fn set_rate(&mut self, rate: f64) {
+        self.rate = rate;
+        if let Some((t, bytes)) = self.last_sent {
+            self.next_avail = t + Self::gap(bytes, rate);
+        }
+    }
+
+    fn gap(wire_bytes: u64, rate: f64) -> Dur {
+        Dur((wire_bytes as f64 * 8e12 / rate).ceil() as u64)
     }
 
     /// An ACK (or the cumulative part of a NAK) for bytes before `ack`.

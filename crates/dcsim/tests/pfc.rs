@@ -207,3 +207,36 @@ fn one_lossless_class_among_four_and_nics_stop_for_it() {
     assert!(classes.iter().all(|&c| c == 3), "only class 3 pauses: {classes:?}");
     assert!(u64s(pfc, "pauses_received").iter().sum::<u64>() > 0);
 }
+
+#[test]
+fn dynamic_thresholds_stay_lossless_while_the_buffer_fills() {
+    // 31 line-rate RoCE senders into one 100 Gb/s port, a 4 MB shared
+    // buffer with XOFF at 1/8 of its free bytes: as it fills, the XOFF
+    // level falls below what ports already hold. The headroom counts from
+    // the bytes held when the pause went out, so nothing is dropped.
+    let toml = r#"
+[run]
+duration = "10ms"
+[topology]
+type = "star"
+hosts = 32
+link_rate = "100Gbps"
+link_delay = "1us"
+[switch]
+buffer = "100MB"
+shared_buffer = { size = "4MB", alpha = 1.0 }
+pfc = { xoff = "dynamic", alpha = 0.125 }
+[rdma]
+cc = { type = "none" }
+[[workload]]
+type = "bulk"
+src = "0..31"
+dst = 31
+size = "1MB"
+"#;
+    let out = run(&scenario(toml), None).unwrap();
+    assert_eq!(summary_u64(&out, "packets_dropped"), 0);
+    assert_eq!(u64s(out.table("pfc"), "headroom_drops").iter().sum::<u64>(), 0);
+    assert!(f64s(out.table("flows"), "fct").iter().all(|t| t.is_finite()));
+    assert!(u64s(out.table("pfc"), "pauses_sent").iter().sum::<u64>() > 31, "every sender was paused");
+}

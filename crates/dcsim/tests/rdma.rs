@@ -48,6 +48,20 @@ size = "1MB"
     assert_eq!(out.summary["packets_created"].as_u64().unwrap(), 2000);
 }
 
+#[test]
+fn sender_completion_adds_the_last_acks_way_back() {
+    let toml = |completion: &str| {
+        format!("[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"100Gbps\"\nlink_delay = \"1us\"\n[rdma]\ncc = {{ type = \"none\" }}\ncompletion = \"{completion}\"\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\n")
+    };
+    let recv = run(&scenario(&toml("receiver")), None).unwrap();
+    let send = run(&scenario(&toml("sender")), None).unwrap();
+    let (fr, fs) = (recv.table("flows").f64("fct")[0], send.table("flows").f64("fct")[0]);
+    // The 66 B ACK crosses two 1 us hops, stored and forwarded: 2 us + 2 x 5.28 ns.
+    let back = 2e-6 + 2.0 * 66.0 * 8.0 / 100e9;
+    assert!((fs - fr - back).abs() < 1e-11, "{fs} - {fr}");
+    assert!((send.table("flows").f64("ideal_fct")[0] - fs).abs() < 1e-11, "alone: the ideal to the picosecond");
+}
+
 const INCAST: &str = r#"
 [run]
 duration = "200ms"

@@ -238,6 +238,8 @@ def hpcc_fct(spec: dict[str, Any], folder: Path) -> Rows:
                 s["workload"].append({"type": "flows", "flows": _incast_flows(spec, hosts, arrivals)})
             for key, value in scheme.items():
                 s[key] = copy.deepcopy(value) if not isinstance(value, dict) else s.get(key, {}) | copy.deepcopy(value)
+            if "rdma" in s:
+                s["rdma"]["completion"] = spec["completion"]
             jobs.append(({"case": case["name"], "scheme": name}, s, None, {}))
     return _run_jobs(jobs, _measure_fct, spec)
 

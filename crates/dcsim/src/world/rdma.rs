@@ -5,7 +5,7 @@
 //! docs/models/rdma.md.
 
 use super::*;
-use crate::config::{RdmaCc, RdmaCfg};
+use crate::config::{RdmaCc, RdmaCfg, RdmaCompletion};
 use crate::dcqcn::Dcqcn;
 use crate::hpcc::{Hpcc, IntHop, IntStack};
 use crate::packet::FrameKind;
@@ -255,6 +255,9 @@ impl World<'_> {
                 }
                 let q = &self.rdma().qps[qp as usize];
                 if q.done() {
+                    if self.rdma().cfg.completion == RdmaCompletion::Sender {
+                        self.rdma_complete(now, qp);
+                    }
                     self.rdma_finish(host, qp);
                 }
                 self.rdma_kick(now, host);
@@ -275,12 +278,9 @@ impl World<'_> {
         let cnp = out.cnp.then(|| q.reply(FrameKind::RoceCnp, qp, control, pkt.ts_val));
         let (flow, expected) = (q.flow, q.expected);
         if out.delivered > 0 {
-            let fr = &mut self.flows[flow as usize];
-            fr.received = expected;
-            if fr.end.is_none() && fr.size == Some(expected) {
-                fr.end = Some(now);
-                self.rdma_snapshot(qp);
-                self.work_done();
+            self.flows[flow as usize].received = expected;
+            if self.rdma().cfg.completion == RdmaCompletion::Receiver {
+                self.rdma_complete(now, qp);
             }
         }
         if let Some(c) = cnp {
@@ -312,13 +312,26 @@ impl World<'_> {
         if timers.restart_increase {
             self.rdma_arm(now, qp, INCREASE, cfg.increase_timer.0);
         }
+        let host = self.rdma().qps[qp as usize].src;
+        self.rdma_kick(now, host);
+    }
+
+    /// `qp`'s flow is complete at `now` if all its bytes have arrived.
+    fn rdma_complete(&mut self, now: SimTime, qp: u32) {
+        let flow = self.rdma().qps[qp as usize].flow as usize;
+        let fr = &mut self.flows[flow];
+        if fr.end.is_none() && fr.size == Some(fr.received) {
+            fr.end = Some(now);
+            self.rdma_snapshot(qp);
+            self.work_done();
+        }
     }
 
     /// The rate limiter takes `rate` (rounded down to the NIC's step).
     fn rdma_set_rate(&mut self, qp: u32, rate: f64) {
         let step = self.rdma().cfg.rate_step.map_or(0.0, |s| s.0.bps as f64);
         let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
-        q.rate = if step > 0.0 { ((rate / step).floor() * step).max(step) } else { rate };
+        q.set_rate(if step > 0.0 { ((rate / step).floor() * step).max(step) } else { rate });
     }
 
     /// Start timer `kind` of `qp` afresh (an older pending one goes stale).
@@ -434,7 +447,8 @@ impl World<'_> {
     pub(super) fn rdma_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64) -> Option<Dur> {
         let path = self.net.path(src, dst, hash)?;
         let payload = self.rdma().cfg.payload.0;
-        let int_bytes = self.rdma().int_bytes;
+        let sender = self.rdma().cfg.completion == RdmaCompletion::Sender;
+        let int_bytes = if sender { 0 } else { self.rdma().int_bytes };
         let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, int_bytes, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
         let first = frame(payload.min(bytes));
         let full = bytes / payload;
@@ -447,6 +461,15 @@ impl World<'_> {
             t += port.delay + port.rate.tx_time(first);
             slowest = slowest.min(port.rate.bps);
         }
-        Some(t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first))
+        let mut ideal = t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first);
+        if sender {
+            // The last ACK's way back.
+            let ack = Packet { kind: FrameKind::RoceAck, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
+            for &p in &self.net.path(dst, src, hash)? {
+                let port = &self.net.ports[p as usize];
+                ideal += port.delay + port.rate.tx_time(ack);
+            }
+        }
+        Some(ideal)
     }
 }
