@@ -507,6 +507,48 @@ pub struct RdmaCfg {
     /// When a flow is complete (its `end`), and what its ideal FCT is.
     #[serde(default)]
     pub completion: RdmaCompletion,
+    /// Loss recovery: go-back-N (RoCE NICs), or IRN's selective repeat.
+    #[serde(default)]
+    pub recovery: RdmaRecovery,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RdmaRecovery {
+    /// Back to the first unacknowledged byte on a NAK or a timeout.
+    #[default]
+    GoBackN,
+    /// IRN (Mittal et al., SIGCOMM 2018): selective repeat and BDP-FC.
+    Irn(IrnCfg),
+}
+tagged_deserialize!(RdmaRecovery, "rdma.recovery", { "go_back_n" => [GoBackN], "irn" => Irn });
+
+/// IRN's settings (Mittal et al. 2018, §3.1-3.2); the defaults are the paper's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IrnCfg {
+    /// The timeout while at most `low_packets` packets are outstanding.
+    #[serde(default = "irn_rto_low")]
+    pub rto_low: DurV,
+    /// The timeout otherwise.
+    #[serde(default = "irn_rto_high")]
+    pub rto_high: DurV,
+    #[serde(default = "irn_low_packets")]
+    pub low_packets: u32,
+    /// BDP-FC: at most one bandwidth-delay product (line rate times the
+    /// largest base RTT) of bytes outstanding.
+    #[serde(default = "yes")]
+    pub bdp_cap: bool,
+}
+
+fn irn_rto_low() -> DurV {
+    DurV(Dur::from_us(100))
+}
+fn irn_rto_high() -> DurV {
+    DurV(Dur::from_us(320))
+}
+fn irn_low_packets() -> u32 {
+    3
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]

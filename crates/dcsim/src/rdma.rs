@@ -2,7 +2,12 @@
 //! InfiniBand Architecture Specification Vol. 1, Ch. 9 (transport) with
 //! Annex A17 (RoCEv2)): one queue pair (QP) per flow, a message sent as a
 //! stream of packets at the rate its NIC's rate limiter allows, no slow
-//! start, cumulative ACKs, go-back-N on a NAK (sequence error) or a timeout.
+//! start, cumulative ACKs, go-back-N on a NAK (sequence error) or a timeout;
+//! or, with `recovery = "irn"`, IRN's selective repeat (Mittal et al.,
+//! "Revisiting Network Support for RDMA", SIGCOMM 2018, §3.1): the receiver
+//! keeps out-of-order packets and NAKs each one with the cumulative ACK and
+//! the packet it got; the sender resends only the holes below the highest
+//! selectively acknowledged byte, then new data.
 //! The receiver is also DCQCN's notification point: a CE-marked data packet
 //! makes it send a CNP, at most one per `cnp_interval` per QP. See
 //! docs/models/rdma.md.
@@ -16,6 +21,7 @@ use crate::dcqcn::Dcqcn;
 use crate::hpcc::Hpcc;
 use crate::timely::Timely;
 use crate::packet::{Ecn, FrameKind, Packet};
+use crate::tcp::ranges::RangeSet;
 use dcsim_engine::{Dur, SimTime};
 
 /// A QP's congestion control.
@@ -70,8 +76,12 @@ pub struct Qp {
     /// The last data packet's start and wire bytes (the rate limiter's
     /// reference when the rate changes).
     last_sent: Option<(SimTime, u64)>,
-    /// A cap on unacknowledged bytes (HPCC's window), if any.
+    /// A cap on unacknowledged bytes (HPCC's window, IRN's BDP-FC), if any.
     pub window: Option<u64>,
+    /// IRN's sender: the bytes the receiver holds beyond `snd_una`, and
+    /// while recovering, the end of what was sent when it began and the
+    /// next byte to look for holes from. None: go-back-N.
+    pub irn: Option<Box<IrnSender>>,
     pub cc: QpCc,
     /// The retransmission deadline, and whether an event is pending for it.
     pub rto_deadline: Option<SimTime>,
@@ -81,10 +91,37 @@ pub struct Qp {
     pub timer_gen: [u32; 4],
     // ---- receiver
     pub expected: u64,
+    /// IRN: bytes received beyond `expected` (go-back-N drops them).
+    ooo: RangeSet,
     unacked: u32,
     last_nak: Option<(u64, SimTime)>,
     last_cnp: Option<SimTime>,
     pub stats: QpStats,
+}
+
+#[derive(Default)]
+pub struct IrnSender {
+    sacked: RangeSet,
+    recovering: bool,
+    recovery_point: u64,
+    scan_from: u64,
+}
+
+impl IrnSender {
+    /// The next hole to resend while recovering: [start, end) below the
+    /// highest selectively acknowledged byte, from `scan_from` on.
+    fn next_hole(&self, snd_una: u64, payload: u64) -> Option<(u64, u64)> {
+        let high = self.sacked.iter().next_back()?.1;
+        let mut x = self.scan_from.max(snd_una);
+        while x < high {
+            match self.sacked.next_covered_from(x) {
+                Some((a, b)) if a <= x => x = b,
+                Some((a, _)) => return Some((x, (x + payload).min(a))),
+                None => return None,
+            }
+        }
+        None
+    }
 }
 
 /// The receiver's answer to a data packet.
@@ -95,6 +132,10 @@ pub struct RxOutcome {
     /// Send an ACK or a NAK (both carry `expected`).
     pub reply: Option<FrameKind>,
     pub cnp: bool,
+}
+
+fn irn(cfg: &RdmaCfg) -> bool {
+    matches!(cfg.recovery, crate::config::RdmaRecovery::Irn(_))
 }
 
 impl Qp {
@@ -114,11 +155,13 @@ impl Qp {
             next_avail: SimTime::ZERO,
             last_sent: None,
             window: None,
+            irn: None,
             cc,
             rto_deadline: None,
             rto_event: false,
             timer_gen: [0; 4],
             expected: 0,
+            ooo: RangeSet::default(),
             unacked: 0,
             last_nak: None,
             last_cnp: None,
@@ -129,7 +172,12 @@ impl Qp {
     /// Bytes left to send (new or again) that the window allows.
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.snd_nxt < self.size && self.window.is_none_or(|w| self.snd_nxt - self.snd_una < w)
+        let open = self.window.is_none_or(|w| self.snd_nxt - self.snd_una < w);
+        match &self.irn {
+            None => self.snd_nxt < self.size && open,
+            // A hole to resend goes regardless of the window: it is inside it.
+            Some(irn) => irn.recovering && irn.next_hole(self.snd_una, 1).is_some() || self.snd_nxt < self.size && open,
+        }
     }
 
     /// Every byte is acknowledged.
@@ -141,7 +189,21 @@ impl Qp {
     /// The next data packet (the caller checked `has_data` and the rate
     /// limiter); advances the send point.
     pub fn next_packet(&mut self, now: SimTime, payload: u64, conn: u32) -> Packet {
+        // IRN resends the next hole first.
+        if let Some(irn) = self.irn.as_deref_mut().filter(|i| i.recovering) {
+            if let Some((a, b)) = irn.next_hole(self.snd_una, payload) {
+                irn.scan_from = b;
+                return self.data_packet(now, a, b - a, conn);
+            }
+        }
         let len = payload.min(self.size - self.snd_nxt);
+        let pkt = self.data_packet(now, self.snd_nxt, len, conn);
+        self.snd_nxt += len;
+        self.sent_max = self.sent_max.max(self.snd_nxt);
+        pkt
+    }
+
+    fn data_packet(&mut self, now: SimTime, seq: u64, len: u64, conn: u32) -> Packet {
         let pkt = Packet {
             kind: FrameKind::RoceData,
             conn,
@@ -149,19 +211,17 @@ impl Qp {
             src_host: self.src,
             dst_host: self.dst,
             flow_hash: self.flow_hash,
-            seq: self.snd_nxt,
+            seq,
             payload: len as u32,
             ecn: Ecn::Ect0,
             dscp: self.dscp,
-            is_retx: self.snd_nxt < self.sent_max,
+            is_retx: seq < self.sent_max,
             // The NIC's send timestamp (ns, wrapping), echoed for TIMELY's RTT.
             ts_val: (now.ps() / 1000) as u32,
             ..Default::default()
         };
         self.stats.packets_sent += 1;
         self.stats.retransmits += pkt.is_retx as u64;
-        self.snd_nxt += len;
-        self.sent_max = self.sent_max.max(self.snd_nxt);
         pkt
     }
 
@@ -192,20 +252,56 @@ impl Qp {
         }
         self.snd_una = ack.min(self.size);
         self.snd_nxt = self.snd_nxt.max(self.snd_una);
+        if let Some(irn) = &mut self.irn {
+            irn.sacked.remove_below(self.snd_una);
+            if irn.recovering && self.snd_una >= irn.recovery_point {
+                irn.recovering = false;
+            }
+        }
         true
     }
 
-    /// A NAK (PSN sequence error) at `ack`: go back to it.
-    pub fn on_nak(&mut self, ack: u64) {
+    /// A NAK at `ack`: go back to it (go-back-N), or (IRN) note the packet
+    /// it reports, `sacked`, and resend the holes below it.
+    pub fn on_nak(&mut self, ack: u64, sacked: Option<(u64, u64)>) {
         self.stats.naks_received += 1;
         self.on_ack(ack);
-        self.snd_nxt = self.snd_una;
+        match &mut self.irn {
+            None => self.snd_nxt = self.snd_una,
+            Some(irn) => {
+                if let Some((a, b)) = sacked.filter(|&(a, _)| a >= self.snd_una) {
+                    irn.sacked.insert(a, b);
+                }
+                if !irn.recovering {
+                    irn.recovering = true;
+                    irn.recovery_point = self.sent_max;
+                    irn.scan_from = self.snd_una;
+                }
+            }
+        }
     }
 
-    /// The retransmission timer expired with bytes outstanding: go back.
+    /// The retransmission timer expired with bytes outstanding: go back
+    /// (IRN: resend every hole from the first unacknowledged byte on).
     pub fn on_timeout(&mut self) {
         self.stats.timeouts += 1;
-        self.snd_nxt = self.snd_una;
+        match &mut self.irn {
+            None => self.snd_nxt = self.snd_una,
+            Some(irn) => {
+                irn.recovering = true;
+                irn.recovery_point = self.sent_max;
+                irn.scan_from = self.snd_una;
+                // Nothing selectively acknowledged: the first packet is the hole.
+                if irn.sacked.is_empty() {
+                    irn.sacked.insert(self.sent_max, self.sent_max + 1);
+                }
+            }
+        }
+    }
+
+    /// Bytes sent and not yet acknowledged (IRN picks its timeout by them).
+    pub fn outstanding(&self) -> u64 {
+        self.sent_max - self.snd_una
     }
 
     /// A data packet of `seq`..`seq + len` arrived (CE-marked or not).
@@ -220,13 +316,23 @@ impl Qp {
             }
         }
         if seq == self.expected {
+            let before = self.expected;
             self.expected += len;
-            out.delivered = len;
+            // IRN: the packets kept beyond the gap now join.
+            if let Some((a, b)) = self.ooo.first().filter(|&(a, _)| a <= self.expected) {
+                self.expected = self.expected.max(b.max(a));
+                self.ooo.remove_below(self.expected);
+            }
+            out.delivered = self.expected - before;
             self.unacked += 1;
             if self.unacked >= cfg.ack_every || self.expected >= self.size {
                 self.unacked = 0;
                 out.reply = Some(FrameKind::RoceAck);
             }
+        } else if seq > self.expected && irn(cfg) {
+            // Kept; every out-of-order packet is NAKed with what it was.
+            self.ooo.insert(seq, seq + len);
+            out.reply = Some(FrameKind::RoceNack);
         } else if seq > self.expected {
             // A gap: NAK it once, and again only after the NAK interval.
             let again = match self.last_nak {
@@ -245,8 +351,14 @@ impl Qp {
         out
     }
 
+    /// This receiver keeps out-of-order packets (IRN).
+    pub fn irn_receiver(&self, cfg: &RdmaCfg) -> bool {
+        irn(cfg)
+    }
+
     /// The reply (`kind`: ACK, NAK or CNP) to the sender, echoing the send
-    /// timestamp `ts` of the data packet that caused it.
+    /// timestamp `ts` of the data packet that caused it. (IRN's NAK also
+    /// carries the packet it reports: the caller adds it.)
     pub fn reply(&self, kind: FrameKind, conn: u32, dscp: u8, ts: u32) -> Packet {
         Packet { kind, conn, side: 1, src_host: self.dst, dst_host: self.src, flow_hash: self.flow_hash, ack: self.expected, dscp, ts_ecr: ts, ..Default::default() }
     }
@@ -284,7 +396,7 @@ mod tests {
             q.next_packet(t(0), 1000, 0);
         }
         assert!(q.on_ack(1000));
-        q.on_nak(2000);
+        q.on_nak(2000, None);
         assert_eq!((q.snd_una, q.snd_nxt), (2000, 2000));
         let p = q.next_packet(t(0), 1000, 0);
         assert!(p.is_retx && p.seq == 2000);
@@ -293,6 +405,34 @@ mod tests {
         assert!(!p.is_retx && p.seq == 4000, "new data again past the highest sent");
         assert_eq!(q.stats.retransmits, 2);
         assert!(!q.on_ack(1500), "an old ACK changes nothing");
+    }
+
+    #[test]
+    fn irn_keeps_out_of_order_data_and_resends_only_the_holes() {
+        let mut c = cfg();
+        c.recovery = crate::config::RdmaRecovery::Irn(serde_json::from_str("{}").unwrap());
+        // Receiver: 1000..2000 lost; 2000..4000 kept and NAKed; the retransmission joins them.
+        let mut r = Qp::new(0, 0, 1, 7, 3, 10_000, 100e9, QpCc::None);
+        r.on_data(t(0), 0, 1000, false, &c);
+        assert_eq!(r.on_data(t(1), 2000, 1000, false, &c).reply, Some(FrameKind::RoceNack));
+        assert_eq!(r.on_data(t(2), 3000, 1000, false, &c).reply, Some(FrameKind::RoceNack), "every one");
+        assert_eq!(r.on_data(t(3), 1000, 1000, false, &c).delivered, 3000);
+        assert_eq!(r.expected, 4000);
+        // Sender: five packets out; NAKs report 2000 and 4000 held beyond 1000: holes 1000 and 3000.
+        let mut q = Qp::new(0, 0, 1, 7, 3, 10_000, 100e9, QpCc::None);
+        q.irn = Some(Box::default());
+        for _ in 0..5 {
+            q.next_packet(t(0), 1000, 0);
+        }
+        q.on_nak(1000, Some((2000, 3000)));
+        q.on_nak(1000, Some((4000, 5000)));
+        let p = q.next_packet(t(5), 1000, 0);
+        assert!(p.is_retx && p.seq == 1000);
+        let p = q.next_packet(t(5), 1000, 0);
+        assert!(p.is_retx && p.seq == 3000, "skips what the receiver holds");
+        let p = q.next_packet(t(5), 1000, 0);
+        assert!(!p.is_retx && p.seq == 5000, "then new data");
+        assert!(q.on_ack(5000) && q.irn.as_ref().is_some_and(|i| !i.recovering), "past the recovery point");
     }
 
     #[test]

@@ -160,3 +160,30 @@ fn timely_reacts_to_rtt_and_spares_pfc() {
     assert!(flows.f64("fct").iter().all(|t| t.is_finite()));
     assert!(flows.u64("ecn_reductions").iter().all(|&c| c > 0), "every sender cut its rate on RTT");
 }
+
+#[test]
+fn irn_resends_only_what_was_lost_and_bdp_fc_prevents_the_losses() {
+    // One 10 MB flow over a link that loses 1 frame in 1000: go-back-N
+    // resends everything after each loss, IRN about the lost packets only.
+    let lossy = |recovery: &str| {
+        let toml = format!(
+            "[topology]\ntype = \"star\"\nhosts = 2\nlink_rate = \"100Gbps\"\nlink_delay = \"1us\"\n[link]\nloss_rate = 0.001\n[rdma]\ncc = {{ type = \"none\" }}\nrecovery = {{ type = \"{recovery}\" }}\n[[workload]]\ntype = \"bulk\"\nsrc = 0\ndst = 1\nsize = \"10MB\"\n"
+        );
+        run(&scenario(&toml), None).unwrap()
+    };
+    let (gbn, irn) = (lossy("go_back_n"), lossy("irn"));
+    let retx = |o: &RunOutput| o.table("flows").u64("retransmits")[0];
+    let fct = |o: &RunOutput| o.table("flows").f64("fct")[0];
+    let lost = irn.summary["packets_dropped"].as_u64().unwrap();
+    assert!(lost > 5, "{lost} frames lost");
+    // Lost ACKs and NAKs are counted too, so a retransmission per lost frame is an upper bound.
+    assert!(retx(&irn) <= lost, "IRN resent {} for {lost} losses", retx(&irn));
+    assert!(retx(&irn) * 5 < retx(&gbn), "IRN {} against go-back-N {}", retx(&irn), retx(&gbn));
+    assert!(fct(&irn) < fct(&gbn), "{} vs {}", fct(&irn), fct(&gbn));
+    // BDP-FC: eight line-rate senders hold at most eight BDPs (8 x ~25 KB),
+    // which the 200-packet port absorbs: no loss at all, and line rate.
+    let fc = incast("[rdma]\ncc = { type = \"none\" }\nrecovery = { type = \"irn\" }", "4MB");
+    assert_eq!(fc.summary["packets_dropped"].as_u64().unwrap(), 0);
+    let last = fc.table("flows").f64("fct").iter().cloned().fold(0.0, f64::max);
+    assert!(last < 1.02 * 8.0 * 4e6 * 1062.0 * 8.0 / 1000.0 / 40e9, "{last}");
+}

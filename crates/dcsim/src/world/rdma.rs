@@ -5,11 +5,11 @@
 //! docs/models/rdma.md.
 
 use super::*;
-use crate::config::{RdmaCc, RdmaCfg, RdmaCompletion};
+use crate::config::{RdmaCc, RdmaCfg, RdmaCompletion, RdmaRecovery};
 use crate::dcqcn::Dcqcn;
 use crate::hpcc::{Hpcc, IntHop, IntStack};
 use crate::packet::FrameKind;
-use crate::rdma::{Qp, QpCc};
+use crate::rdma::{IrnSender, Qp, QpCc};
 use crate::timely::Timely;
 
 /// Timer kinds of a QP (index into `Qp::timer_gen`).
@@ -46,6 +46,8 @@ impl RdmaRun {
         let cfg = s.rdma.as_ref().expect("RDMA");
         let (int_hops, base_rtt) = match &cfg.cc {
             RdmaCc::Hpcc(h) => (h.max_hops, h.base_rtt.map_or_else(|| max_base_rtt(net, cfg, h.max_hops, preamble), |t| t.0.as_secs_f64())),
+            // IRN's BDP-FC needs the base RTT too.
+            _ if matches!(cfg.recovery, RdmaRecovery::Irn(_)) => (0, max_base_rtt(net, cfg, 0, preamble)),
             _ => (0, 0.0),
         };
         RdmaRun {
@@ -56,6 +58,18 @@ impl RdmaRun {
             int_hops,
             int_bytes: if int_hops > 0 { 2 + 8 * int_hops } else { 0 },
             base_rtt,
+        }
+    }
+}
+
+/// The retransmission timeout for `q` now: go-back-N's `rto`, or IRN's
+/// low one while few packets are outstanding, else its high one.
+fn rto_for(cfg: &RdmaCfg, q: &Qp) -> Dur {
+    match &cfg.recovery {
+        RdmaRecovery::GoBackN => cfg.rto.0,
+        RdmaRecovery::Irn(irn) => {
+            let few = q.outstanding() <= irn.low_packets as u64 * cfg.payload.0;
+            if few { irn.rto_low.0 } else { irn.rto_high.0 }
         }
     }
 }
@@ -99,6 +113,12 @@ impl World<'_> {
         };
         let qp = run.qps.len() as u32;
         let mut q = Qp::new(f, src, dst, hash, dscp, size, line, cc);
+        if let RdmaRecovery::Irn(irn) = &run.cfg.recovery {
+            q.irn = Some(Box::<IrnSender>::default());
+            if irn.bdp_cap {
+                q.window = Some((line * run.base_rtt / 8.0).ceil() as u64);
+            }
+        }
         if let QpCc::Hpcc(h) = &q.cc {
             q.window = Some(h.window());
         }
@@ -163,7 +183,6 @@ impl World<'_> {
     /// QP `qp` sends its next data packet now.
     fn rdma_send(&mut self, now: SimTime, host: u32, qp: u32) {
         let payload = self.rdma().cfg.payload.0;
-        let rto = self.rdma().cfg.rto.0;
         let run = self.rdma.as_mut().expect("RDMA");
         let int_bytes = run.int_bytes;
         let q = &mut run.qps[qp as usize];
@@ -174,6 +193,7 @@ impl World<'_> {
         if let QpCc::Dcqcn(d) = &mut q.cc {
             d.on_sent(pkt.wire_bytes as u64);
         }
+        let rto = rto_for(&run.cfg, q);
         if q.rto_deadline.is_none() {
             q.rto_deadline = Some(now + rto);
         }
@@ -227,17 +247,18 @@ impl World<'_> {
         match pkt.kind {
             FrameKind::RoceData => self.rdma_receive(now, host, qp, &pkt, &int),
             FrameKind::RoceAck | FrameKind::RoceNack => {
-                let rto = self.rdma().cfg.rto.0;
-                let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+                let run = self.rdma.as_mut().expect("RDMA");
+                let q = &mut run.qps[qp as usize];
                 let progress = if pkt.kind == FrameKind::RoceNack {
                     let before = q.snd_una;
-                    q.on_nak(pkt.ack);
+                    q.on_nak(pkt.ack, pkt.sack_blocks().next());
                     q.snd_una > before
                 } else {
                     q.on_ack(pkt.ack)
                 };
                 if progress {
-                    q.rto_deadline = (q.snd_una < q.snd_nxt).then_some(now + rto);
+                    let rto = rto_for(&run.cfg, q);
+                    q.rto_deadline = (q.outstanding() > 0).then_some(now + rto);
                 }
                 // The rate-based schemes react to every ACK.
                 let rtt = Dur::from_ns(((now.ps() / 1000) as u32).wrapping_sub(pkt.ts_ecr) as u64).as_secs_f64();
@@ -274,7 +295,11 @@ impl World<'_> {
         let int_bytes = run.int_bytes;
         let q = &mut run.qps[qp as usize];
         let out = q.on_data(now, pkt.seq, pkt.payload as u64, pkt.ecn == crate::packet::Ecn::Ce, &run.cfg);
-        let reply = out.reply.map(|k| Packet { int_bytes, ..q.reply(k, qp, control, pkt.ts_val) });
+        let mut reply = out.reply.map(|k| Packet { int_bytes, ..q.reply(k, qp, control, pkt.ts_val) });
+        if let Some(r) = reply.as_mut().filter(|r| r.kind == FrameKind::RoceNack && q.irn_receiver(&run.cfg)) {
+            // IRN's NAK names the packet that arrived out of order.
+            r.push_sack(pkt.seq, pkt.seq + pkt.payload as u64);
+        }
         let cnp = out.cnp.then(|| q.reply(FrameKind::RoceCnp, qp, control, pkt.ts_val));
         let (flow, expected) = (q.flow, q.expected);
         if out.delivered > 0 {
