@@ -266,9 +266,71 @@ def hpcc_fct_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, list(axes[0]))
 
 
+# ---- timely-incast -----------------------------------------------------------------------------
+
+
+def _measure_timely(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """Each flow's delivered bytes (by flow id) and, from `warmup_s` on, the
+    server links' queue samples as RTTs (base + queue / 10 Gb/s)."""
+    servers = [p for p in r.ports.to_pylist() if p["node_kind"] == "switch" and p["peer"] >= spec["clients"]]
+    ids = {p["port"]: p["rate_bps"] for p in servers}
+    q = r.queues
+    rtts = [spec["base_rtt_us"] + b * 8 / ids[p] * 1e6
+            for t, p, b in zip(q["time"].to_pylist(), q["port"].to_pylist(), q["bytes"].to_pylist()) if p in ids and t >= spec["warmup_s"]]
+    return [{"metric": "delivered", "value": None, "bytes": r.flows["delivered"].to_pylist(), "rtts": rtts}]
+
+
+def timely_incast(spec: dict[str, Any], folder: Path) -> Rows:
+    """Like dcqcn-fairness: each scheme runs to `warmup_s` and to the end
+    (the first run is the second's prefix), so throughput and shares are
+    measured over the second part."""
+    base = _base(folder, spec)
+    end = units.parse(base["run"]["duration"])
+    flows = [{"src": c, "dst": spec["clients"] + k % 2, "size": "inf"} for c in range(spec["clients"]) for k in range(spec["connections"])]
+    jobs: list[Job] = []
+    for name, cc in spec["schemes"].items():
+        for until in (spec["warmup_s"], end):
+            s = copy.deepcopy(base)
+            s["run"]["duration"] = f"{round(until * 1e12)}ps"
+            s["rdma"] = {"cc": cc}
+            s["workload"] = [{"type": "flows", "flows": flows}]
+            jobs.append(({"scheme": name}, s, None, {}))
+    from ..analysis import percentile
+
+    runs = _run_jobs(jobs, _measure_timely, spec)
+    rows: Rows = []
+    for early, full in zip(runs[0::2], runs[1::2]):
+        got = [b - a for a, b in zip(early["bytes"], full["bytes"])]
+        span = end - spec["warmup_s"]
+        rtts = sorted(full["rtts"])
+        condition = {"scheme": full["scheme"]}
+        rows += [
+            condition | {"metric": "throughput_gbps", "value": sum(got) * 8 / span / 1e9},
+            condition | {"metric": "jain", "value": sum(got) ** 2 / (len(got) * sum(g * g for g in got)) if any(got) else None},
+            condition | {"metric": "rtt_mean_us", "value": sum(rtts) / len(rtts) if rtts else None},
+            condition | {"metric": "rtt_p99_us", "value": percentile(rtts, 99) if rtts else None},
+            condition | {"metric": "flow_gbps", "value": None, "rates": sorted(g * 8 / span / 1e9 for g in got)},
+        ]
+    return rows
+
+
+def timely_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for r in rows:
+        if r["metric"] == "flow_gbps":
+            ax.plot(range(1, len(r["rates"]) + 1), r["rates"], marker=".", label=r["scheme"])
+    ax.axhline(0.5, color="grey", lw=0.8, label="fair share (500 Mb/s)")
+    ax.set(xlabel="flow (sorted)", ylabel="goodput (Gb/s)", title="40 flows, 2 x 10 Gb/s (Fig. 13)")
+    return _finish(fig, [ax])
+
+
 RUNNERS = {
     "pfc-spreading": (pfc_spreading, pfc_spreading_figure),
     "pfc-deadlock": (pfc_deadlock, pfc_deadlock_figure),
     "dcqcn-fairness": (dcqcn_fairness, dcqcn_fairness_figure),
     "hpcc-fct": (hpcc_fct, hpcc_fct_figure),
+    "timely-incast": (timely_incast, timely_incast_figure),
 }
