@@ -621,6 +621,10 @@ pub struct TimelyCfg {
     /// After this many gradient-based increases in a row, increase by 5 delta (HAI).
     #[serde(default = "timely_hai_after")]
     pub hai_after: u32,
+    /// Pace whole segments, each sent as a burst of packets (the paper's
+    /// NIC, §3.3), rather than each packet.
+    #[serde(default = "yes")]
+    pub segment_bursts: bool,
     #[serde(default = "timely_min_rate")]
     pub min_rate: RateV,
 }

@@ -73,9 +73,14 @@ pub struct Qp {
     /// The rate limiter: rate (b/s), and when the next packet may start.
     pub rate: f64,
     pub next_avail: SimTime,
-    /// The last data packet's start and wire bytes (the rate limiter's
+    /// The last paced burst's start and wire bytes (the rate limiter's
     /// reference when the rate changes).
     last_sent: Option<(SimTime, u64)>,
+    /// Bytes the rate limiter lets go back to back before a gap (TIMELY's
+    /// segments; 0: every packet is paced), and the open burst's start and
+    /// bytes so far.
+    pub burst: u64,
+    burst_open: Option<(SimTime, u64)>,
     /// A cap on unacknowledged bytes (HPCC's window, IRN's BDP-FC), if any.
     pub window: Option<u64>,
     /// IRN's sender: the bytes the receiver holds beyond `snd_una`, and
@@ -154,6 +159,8 @@ impl Qp {
             rate: line_rate,
             next_avail: SimTime::ZERO,
             last_sent: None,
+            burst: 0,
+            burst_open: None,
             window: None,
             irn: None,
             cc,
@@ -225,17 +232,30 @@ impl Qp {
         pkt
     }
 
-    /// The rate limiter after a packet of `wire_bytes` started at `now`.
+    /// The rate limiter after a packet of `wire_bytes` started at `now`:
+    /// the next may start one gap at the rate later, or with bursts, at
+    /// once until the burst is full, then one gap for the whole burst
+    /// after its start.
     pub fn paced(&mut self, now: SimTime, wire_bytes: u64) {
-        self.last_sent = Some((now, wire_bytes));
-        self.next_avail = now + Self::gap(wire_bytes, self.rate);
+        let (start, bytes) = match self.burst_open.take() {
+            Some((t, b)) => (t, b + wire_bytes),
+            None => (now, wire_bytes),
+        };
+        if bytes < self.burst {
+            self.burst_open = Some((start, bytes));
+            self.next_avail = now;
+            return;
+        }
+        self.last_sent = Some((start, bytes));
+        self.next_avail = start + Self::gap(bytes, self.rate);
     }
 
-    /// A new rate: the next packet may start one gap at this rate after the
-    /// last one started (as a rate limiter re-evaluates its pending packet).
+    /// A new rate: the next packet (or burst) may start one gap at this rate
+    /// after the last one started (as a rate limiter re-evaluates its
+    /// pending packet).
     pub fn set_rate(&mut self, rate: f64) {
         self.rate = rate;
-        if let Some((t, bytes)) = self.last_sent {
+        if let (Some((t, bytes)), None) = (self.last_sent, self.burst_open) {
             self.next_avail = t + Self::gap(bytes, rate);
         }
     }

@@ -122,6 +122,9 @@ impl World<'_> {
         if let QpCc::Hpcc(h) = &q.cc {
             q.window = Some(h.window());
         }
+        if let RdmaCc::Timely(t) = &run.cfg.cc {
+            q.burst = if t.segment_bursts { t.segment.0 } else { 0 };
+        }
         run.qps.push(q);
         run.nics[src as usize].qps.push(qp);
         self.flows[f as usize].conn = qp;
