@@ -2268,7 +2268,7 @@ impl Scenario {
         }
         match &r.cc {
             RdmaCc::Timely(t) => {
-                if !(t.beta > 0.0 && t.beta <= 1.0) || !(t.alpha > 0.0 && t.alpha <= 1.0) {
+                if !(t.beta > 0.0 && t.beta <= 1.0 && t.alpha > 0.0 && t.alpha <= 1.0) {
                     return Err(err("rdma.cc", format!("beta {} and alpha {} must be in (0, 1]", t.beta, t.alpha)));
                 }
                 if t.t_low.0 >= t.t_high.0 {

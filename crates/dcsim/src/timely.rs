@@ -63,7 +63,7 @@ impl Timely {
             return None;
         }
         self.acked_at_update = acked;
-        let Some(prev) = self.prev_rtt.replace(rtt) else { return None };
+        let prev = self.prev_rtt.replace(rtt)?;
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
         if rtt < self.t_low {
