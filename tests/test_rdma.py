@@ -89,3 +89,15 @@ def test_timely_incast_quick(tmp_path):
     rows = reproduce_quick("timely-incast", tmp_path)
     rtt = [r for r in rows if r["metric"] == "claim" and "RTT" in r["note"]]
     assert len(rtt) == 2 and all(r["verdict"] == "holds" for r in rtt), rtt
+
+
+@pytest.mark.parametrize("preset", ["rdma/dcqcn-paper", "rdma/dcqcn-nic"])
+def test_the_dcqcn_presets_set_the_reaction_point_and_the_marking(preset):
+    from dcsim import presets
+
+    r = dcsim.run(incast({"type": "none"}), preset=preset)
+    want = presets.overrides(preset)
+    assert r.scenario["rdma"]["cc"]["type"] == "dcqcn"
+    assert r.scenario["rdma"]["cc"]["fast_recovery"] == want["rdma.cc"]["fast_recovery"]
+    assert r.scenario["switch"]["aqm"]["spacing"] == "independent"
+    assert r.summary["packets_dropped"] == 0 and sum(r.flows["ecn_reductions"].to_pylist()) > 0, "the senders cut their rates"
