@@ -32,13 +32,25 @@ impl QueueView {
     }
 }
 
+/// DCTCP's step: mark an ECT packet when the queue holds at least `k`.
+#[inline]
+fn step(q: QueueView, k: QSize, ect: bool) -> Verdict {
+    let (len, k) = q.in_unit(k);
+    if ect && len >= k {
+        Verdict::Mark
+    } else {
+        Verdict::Enqueue
+    }
+}
+
 pub enum Aqm {
     DropTail,
     /// DCTCP step marking (RFC 8257 §3.1; as in the ns-2 DCTCP patch, RED with
     /// q_weight 1 and min = max = K): mark CE on an ECT packet when the queue
     /// it finds on arrival holds at least K. Non-ECT packets are not dropped
-    /// by the marker (they are subject to tail drop only).
-    Step { k: QSize },
+    /// by the marker (they are subject to tail drop only). At dequeue: when
+    /// at least K bytes wait behind the departing packet.
+    Step { k: QSize, at_dequeue: bool },
     Red(Red),
     /// Sojourn-time AQMs: they act at dequeue only.
     Tcn(Tcn),
@@ -50,7 +62,7 @@ impl Aqm {
     pub fn new(cfg: &AqmCfg, mean_tx_time: Dur, rng: Rng) -> Aqm {
         match cfg {
             AqmCfg::Droptail => Aqm::DropTail,
-            AqmCfg::Dctcp(DctcpStep { k }) => Aqm::Step { k: *k },
+            AqmCfg::Dctcp(DctcpStep { k, at }) => Aqm::Step { k: *k, at_dequeue: *at == MarkAt::Dequeue },
             AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing, at }) => {
                 let (min, max) = match (min_th, max_th) {
                     (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a as f64, *b as f64),
@@ -83,16 +95,9 @@ impl Aqm {
     pub fn on_enqueue(&mut self, now: SimTime, q: QueueView, ect: bool) -> Verdict {
         match self {
             Aqm::DropTail => Verdict::Enqueue,
-            Aqm::Step { k } => {
-                let (len, k) = q.in_unit(*k);
-                if ect && len >= k {
-                    Verdict::Mark
-                } else {
-                    Verdict::Enqueue
-                }
-            }
+            Aqm::Step { k, at_dequeue: false } => step(q, *k, ect),
             Aqm::Red(red) if !red.at_dequeue => red.on_enqueue(now, q, ect),
-            Aqm::Red(_) | Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_) => Verdict::Enqueue,
+            Aqm::Step { .. } | Aqm::Red(_) | Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_) => Verdict::Enqueue,
         }
     }
 
@@ -107,6 +112,7 @@ impl Aqm {
             Aqm::Codel(c) => return c.on_dequeue(now, sojourn, backlog, ect),
             // RED at dequeue: the bytes behind the departing packet.
             Aqm::Red(red) if red.at_dequeue => return red.on_enqueue(now, QueueView { packets: 0, bytes: backlog }, ect),
+            Aqm::Step { k, at_dequeue: true } => return step(QueueView { packets: 0, bytes: backlog }, *k, ect),
             Aqm::DropTail | Aqm::Step { .. } | Aqm::Red(_) => return Verdict::Enqueue,
         };
         if v == Verdict::Mark && !ect {
@@ -120,6 +126,7 @@ impl Aqm {
     pub fn at_dequeue(&self) -> bool {
         match self {
             Aqm::Red(red) => red.at_dequeue,
+            Aqm::Step { at_dequeue, .. } => *at_dequeue,
             _ => matches!(self, Aqm::Tcn(_) | Aqm::EcnSharp(_) | Aqm::Codel(_)),
         }
     }
@@ -227,7 +234,7 @@ mod tests {
 
     #[test]
     fn step_marks_at_k_and_only_ect() {
-        let mut a = Aqm::new(&AqmCfg::Dctcp(DctcpStep { k: QSize::Packets(65) }), Dur::ZERO, Rng::from_seed_u64(1));
+        let mut a = Aqm::new(&AqmCfg::Dctcp(DctcpStep { k: QSize::Packets(65), at: MarkAt::Enqueue }), Dur::ZERO, Rng::from_seed_u64(1));
         let q = |p| QueueView { packets: p, bytes: p * 1500 };
         assert_eq!(a.on_enqueue(SimTime(0), q(64), true), Verdict::Enqueue);
         assert_eq!(a.on_enqueue(SimTime(0), q(65), true), Verdict::Mark);

@@ -589,8 +589,37 @@ pub enum RdmaCc {
     Timely(TimelyCfg),
     /// HPCC (Li et al., SIGCOMM 2019; crate::hpcc).
     Hpcc(HpccCfg),
+    /// DCTCP's control law on the NIC's rate (Alizadeh et al. 2010, as
+    /// HPCC §5.1 ran it; crate::rdma_dctcp).
+    Dctcp(RdmaDctcpCfg),
 }
-tagged_deserialize!(RdmaCc, "rdma.cc", { "none" => [None], "dcqcn" => Dcqcn, "timely" => Timely, "hpcc" => Hpcc });
+tagged_deserialize!(RdmaCc, "rdma.cc", { "none" => [None], "dcqcn" => Dcqcn, "timely" => Timely, "hpcc" => Hpcc, "dctcp" => Dctcp });
+
+/// DCTCP on the RDMA NIC; the defaults are the HPCC authors' at 100 Gb/s
+/// (docs/models/rdma-dctcp.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaDctcpCfg {
+    /// The alpha EWMA gain (DCTCP's g).
+    #[serde(default = "rdma_dctcp_g")]
+    pub g: f64,
+    /// The increase per window without a cut: one packet per RTT as a rate
+    /// (1 KB per 13 us: 615 Mb/s).
+    #[serde(default = "rdma_dctcp_ai")]
+    pub ai: RateV,
+    #[serde(default = "hpcc_min_rate")]
+    pub min_rate: RateV,
+    /// Cap unacknowledged bytes at rate x T, T the network's largest base RTT.
+    #[serde(default = "yes")]
+    pub window: bool,
+}
+
+fn rdma_dctcp_g() -> f64 {
+    1.0 / 16.0
+}
+fn rdma_dctcp_ai() -> RateV {
+    RateV(dcsim_engine::Rate::from_bps(615_000_000))
+}
 
 /// TIMELY's rate control (Mittal et al. 2015, Algorithm 1); the defaults
 /// are the paper's (docs/models/timely.md).
@@ -1150,11 +1179,14 @@ fn default_codel_min_bytes() -> Bytes {
     Bytes(1500)
 }
 
-/// Mark CE when the queue found on arrival holds at least `k`.
+/// Mark CE when the queue found on arrival holds at least `k` (or, with
+/// `at = "dequeue"`, when at least `k` bytes wait behind a departing packet).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DctcpStep {
     pub k: QSize,
+    #[serde(default)]
+    pub at: MarkAt,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -2289,6 +2321,14 @@ impl Scenario {
                     return Err(err("rdma.cc", "base_rtt and min_rate must be greater than zero"));
                 }
             }
+            RdmaCc::Dctcp(d) => {
+                if !(d.g > 0.0 && d.g <= 1.0) {
+                    return Err(err("rdma.cc.g", format!("{} is out of range: allowed (0, 1]", d.g)));
+                }
+                if d.min_rate.0.bps == 0 {
+                    return Err(err("rdma.cc.min_rate", "must be greater than zero"));
+                }
+            }
             _ => {}
         }
         if let RdmaCc::Dcqcn(d) = &r.cc {
@@ -2520,9 +2560,12 @@ impl Scenario {
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}
-            Aqm::Dctcp(DctcpStep { k }) => {
+            Aqm::Dctcp(DctcpStep { k, at }) => {
                 if k.is_zero() {
                     return Err(err("switch.aqm.k", "K must be greater than zero"));
+                }
+                if *at == MarkAt::Dequeue && !matches!(k, QSize::Bytes(_)) {
+                    return Err(err("switch.aqm.at", format!("\"dequeue\" judges the bytes behind a departing packet: it needs K in bytes, not {k}")));
                 }
             }
             Aqm::Red(RedCfg { min_th, max_th, max_p, weight, .. }) => {

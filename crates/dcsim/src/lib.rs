@@ -20,6 +20,7 @@ pub mod pfc;
 pub mod phantom;
 pub mod port;
 pub mod rdma;
+pub mod rdma_dctcp;
 pub mod results;
 pub mod sched;
 pub mod sojourn;

@@ -135,7 +135,8 @@ fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
 /// 4791, the base transport header (opcode, partition key 0xFFFF, the
 /// destination QP, and in the 24-bit PSN field dcsim's byte offset: the
 /// data's first byte, the next expected byte for ACK/NACK), the AETH on ACK/NACK
-/// (syndrome 0x1F: ACK without credit; 0x60: NAK, PSN sequence error). The
+/// (syndrome 0x1F: ACK without credit; 0x60: NAK, PSN sequence error), and
+/// on an ACK that echoes a CE mark, BTH's BECN bit. The
 /// payload and the ICRC are written as zeros (the ICRC is not computed).
 fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
     out.extend_from_slice(&mac(p.dst_host));
@@ -160,7 +161,10 @@ fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
         _ => (0x11, p.ack), // RC Acknowledge
     };
     out.extend_from_slice(&[opcode, 0, 0xFF, 0xFF]); // opcode, SE/M/pad/TVer, P_Key
-    out.extend_from_slice(&(p.conn & 0x00FF_FFFF).to_be_bytes()); // reserved byte + 24-bit destination QP
+    // FECN/BECN/reserved byte + 24-bit destination QP; BECN echoes a CE
+    // mark in an ACK (RDMA DCTCP; IBA Vol. 1 §9.2 and Annex A10).
+    let becn = if p.kind != FrameKind::RoceData && p.has(crate::packet::flags::ECE) { 0x4000_0000 } else { 0 };
+    out.extend_from_slice(&((p.conn & 0x00FF_FFFF) | becn).to_be_bytes());
     let psn = (psn as u32) & 0x00FF_FFFF;
     out.extend_from_slice(&psn.to_be_bytes()); // A bit/reserved + 24-bit PSN
     match p.kind {

@@ -9,7 +9,8 @@
 //! the packet it got; the sender resends only the holes below the highest
 //! selectively acknowledged byte, then new data.
 //! The receiver is also DCQCN's notification point: a CE-marked data packet
-//! makes it send a CNP, at most one per `cnp_interval` per QP. See
+//! makes it send a CNP, at most one per `cnp_interval` per QP; under DCTCP
+//! (crate::rdma_dctcp) it echoes the mark in its next ACK instead. See
 //! docs/models/rdma.md.
 //!
 //! A QP here is state and pure transitions; the world owns the NIC's
@@ -19,6 +20,7 @@
 use crate::config::RdmaCfg;
 use crate::dcqcn::Dcqcn;
 use crate::hpcc::Hpcc;
+use crate::rdma_dctcp::RdmaDctcp;
 use crate::timely::Timely;
 use crate::packet::{Ecn, FrameKind, Packet};
 use crate::tcp::ranges::RangeSet;
@@ -31,6 +33,7 @@ pub enum QpCc {
     Dcqcn(Box<Dcqcn>),
     Timely(Box<Timely>),
     Hpcc(Box<Hpcc>),
+    Dctcp(Box<RdmaDctcp>),
 }
 
 impl QpCc {
@@ -41,6 +44,7 @@ impl QpCc {
             QpCc::Dcqcn(d) => d.cuts,
             QpCc::Timely(t) => t.decreases,
             QpCc::Hpcc(h) => h.decreases,
+            QpCc::Dctcp(d) => d.decreases,
         }
     }
 }
@@ -101,6 +105,8 @@ pub struct Qp {
     unacked: u32,
     last_nak: Option<(u64, SimTime)>,
     last_cnp: Option<SimTime>,
+    /// DCTCP: a CE mark not yet echoed.
+    ce_pending: bool,
     pub stats: QpStats,
 }
 
@@ -137,6 +143,8 @@ pub struct RxOutcome {
     /// Send an ACK or a NAK (both carry `expected`).
     pub reply: Option<FrameKind>,
     pub cnp: bool,
+    /// The reply echoes a CE mark (DCTCP).
+    pub ece: bool,
 }
 
 fn irn(cfg: &RdmaCfg) -> bool {
@@ -172,6 +180,7 @@ impl Qp {
             unacked: 0,
             last_nak: None,
             last_cnp: None,
+            ce_pending: false,
             stats: QpStats::default(),
         }
     }
@@ -327,13 +336,15 @@ impl Qp {
     /// A data packet of `seq`..`seq + len` arrived (CE-marked or not).
     pub fn on_data(&mut self, now: SimTime, seq: u64, len: u64, ce: bool, cfg: &RdmaCfg) -> RxOutcome {
         let mut out = RxOutcome::default();
+        let echo = matches!(cfg.cc, crate::config::RdmaCc::Dctcp(_));
         if ce {
             self.stats.ce_received += 1;
-            if self.last_cnp.is_none_or(|t| now.since(t) >= cfg.cnp_interval.0) {
-                self.last_cnp = Some(now);
-                self.stats.cnps_sent += 1;
-                out.cnp = true;
-            }
+            self.ce_pending |= echo;
+        }
+        if ce && !echo && self.last_cnp.is_none_or(|t| now.since(t) >= cfg.cnp_interval.0) {
+            self.last_cnp = Some(now);
+            self.stats.cnps_sent += 1;
+            out.cnp = true;
         }
         if seq == self.expected {
             let before = self.expected;
@@ -367,6 +378,9 @@ impl Qp {
             // A duplicate (the sender went back further than needed): ACK
             // so that the sender learns where the receiver is.
             out.reply = Some(FrameKind::RoceAck);
+        }
+        if out.reply.is_some() {
+            out.ece = std::mem::take(&mut self.ce_pending);
         }
         out
     }
@@ -460,7 +474,7 @@ mod tests {
         let c = cfg();
         let mut r = Qp::new(0, 0, 1, 7, 3, 10_000, 100e9, QpCc::None);
         let o = r.on_data(t(0), 0, 1000, true, &c);
-        assert_eq!(o, RxOutcome { delivered: 1000, reply: Some(FrameKind::RoceAck), cnp: true });
+        assert_eq!(o, RxOutcome { delivered: 1000, reply: Some(FrameKind::RoceAck), cnp: true, ece: false });
         // A second CE packet within 50 us: no CNP.
         assert!(!r.on_data(t(10), 1000, 1000, true, &c).cnp);
         assert!(r.on_data(t(60), 2000, 1000, true, &c).cnp);

@@ -226,10 +226,11 @@ def hpcc_fct(spec: dict[str, Any], folder: Path) -> Rows:
     base["topology"]["leaves"] = spec["leaves"]
     hosts = spec["leaves"] * base["topology"]["hosts_per_leaf"]
     arrivals = units.parse(spec["arrivals"])
+    schemes = spec["schemes"] | {"DCTCP": spec["dctcp"][spec["dctcp_over"]]}
     jobs: list[Job] = []
     for case in spec["cases"]:
-        for name in case.get("schemes", spec["schemes"]):
-            scheme = spec["schemes"][name]
+        for name in case.get("schemes", schemes):
+            scheme = schemes[name]
             s = copy.deepcopy(base)
             s["run"] = {"duration": f"{round((arrivals + units.parse(spec['drain'])) * 1e12)}ps", "stop_when_done": True}
             s["workload"] = [{"type": "poisson", "size": {"cdf": case["workload"]}, "load": case["load"], "load_reference": "host",

@@ -10,6 +10,7 @@ use crate::dcqcn::Dcqcn;
 use crate::hpcc::{Hpcc, IntHop, IntStack};
 use crate::packet::FrameKind;
 use crate::rdma::{IrnSender, Qp, QpCc};
+use crate::rdma_dctcp::RdmaDctcp;
 use crate::timely::Timely;
 
 /// Timer kinds of a QP (index into `Qp::timer_gen`).
@@ -46,7 +47,8 @@ impl RdmaRun {
         let cfg = s.rdma.as_ref().expect("RDMA");
         let (int_hops, base_rtt) = match &cfg.cc {
             RdmaCc::Hpcc(h) => (h.max_hops, h.base_rtt.map_or_else(|| max_base_rtt(net, cfg, h.max_hops, preamble), |t| t.0.as_secs_f64())),
-            // IRN's BDP-FC needs the base RTT too.
+            // DCTCP's window and IRN's BDP-FC need the base RTT too.
+            RdmaCc::Dctcp(d) if d.window => (0, max_base_rtt(net, cfg, 0, preamble)),
             _ if matches!(cfg.recovery, RdmaRecovery::Irn(_)) => (0, max_base_rtt(net, cfg, 0, preamble)),
             _ => (0, 0.0),
         };
@@ -110,6 +112,7 @@ impl World<'_> {
             RdmaCc::Dcqcn(c) => QpCc::Dcqcn(Box::new(Dcqcn::new(c, line))),
             RdmaCc::Timely(c) => QpCc::Timely(Box::new(Timely::new(c, line))),
             RdmaCc::Hpcc(c) => QpCc::Hpcc(Box::new(Hpcc::new(c, line, run.base_rtt))),
+            RdmaCc::Dctcp(c) => QpCc::Dctcp(Box::new(RdmaDctcp::new(c, line, run.base_rtt))),
         };
         let qp = run.qps.len() as u32;
         let mut q = Qp::new(f, src, dst, hash, dscp, size, line, cc);
@@ -119,8 +122,10 @@ impl World<'_> {
                 q.window = Some((line * run.base_rtt / 8.0).ceil() as u64);
             }
         }
-        if let QpCc::Hpcc(h) = &q.cc {
-            q.window = Some(h.window());
+        match &q.cc {
+            QpCc::Hpcc(h) => q.window = Some(h.window()),
+            QpCc::Dctcp(d) => q.window = d.window(),
+            _ => {}
         }
         if let RdmaCc::Timely(t) = &run.cfg.cc {
             q.burst = if t.segment_bursts { t.segment.0 } else { 0 };
@@ -272,6 +277,11 @@ impl World<'_> {
                         q.window = Some(h.window());
                         r
                     }
+                    QpCc::Dctcp(d) => {
+                        let r = d.on_ack(pkt.ack, q.snd_nxt, pkt.has(crate::packet::flags::ECE), run.cfg.payload.0);
+                        q.window = d.window();
+                        r
+                    }
                     QpCc::None | QpCc::Dcqcn(_) => None,
                 };
                 if let Some(r) = rate {
@@ -298,7 +308,8 @@ impl World<'_> {
         let int_bytes = run.int_bytes;
         let q = &mut run.qps[qp as usize];
         let out = q.on_data(now, pkt.seq, pkt.payload as u64, pkt.ecn == crate::packet::Ecn::Ce, &run.cfg);
-        let mut reply = out.reply.map(|k| Packet { int_bytes, ..q.reply(k, qp, control, pkt.ts_val) });
+        let ece = if out.ece { crate::packet::flags::ECE } else { 0 };
+        let mut reply = out.reply.map(|k| Packet { int_bytes, flags: ece, ..q.reply(k, qp, control, pkt.ts_val) });
         if let Some(r) = reply.as_mut().filter(|r| r.kind == FrameKind::RoceNack && q.irn_receiver(&run.cfg)) {
             // IRN's NAK names the packet that arrived out of order.
             r.push_sack(pkt.seq, pkt.seq + pkt.payload as u64);
