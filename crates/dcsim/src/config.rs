@@ -257,12 +257,23 @@ impl LeafSpine {
 
 /// k-ary fat-tree (Al-Fares et al. 2008): k pods of k/2 edge and k/2
 /// aggregation switches, (k/2)^2 core switches, k^3/4 hosts; host h is on edge
-/// switch h / (k/2) (pods in order).
+/// switch h / (k/2) (pods in order). `pods`, `hosts_per_edge` and
+/// `fabric_rate` build the partial fat-trees of papers, such as the HPCC
+/// authors' 5 pods of k = 8 with 16 hosts per edge and 400 Gb/s links.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FatTree {
     pub k: u32,
+    /// Pods built (default k; each core switch has one link per pod).
+    #[serde(default)]
+    pub pods: Option<u32>,
+    /// Hosts per edge switch (default k/2).
+    #[serde(default)]
+    pub hosts_per_edge: Option<u32>,
+    /// The hosts' links, and the switches' unless `fabric_rate` is given.
     pub link_rate: RateV,
+    #[serde(default)]
+    pub fabric_rate: Option<RateV>,
     pub host_delay: DurV,
     pub edge_agg_delay: DurV,
     pub agg_core_delay: DurV,
@@ -274,13 +285,28 @@ pub struct FatTree {
     pub core_latency: Option<DurV>,
 }
 
+impl FatTree {
+    pub fn pods(&self) -> u32 {
+        self.pods.unwrap_or(self.k)
+    }
+    pub fn hosts_per_edge(&self) -> u32 {
+        self.hosts_per_edge.unwrap_or(self.k / 2)
+    }
+    pub fn hosts(&self) -> u64 {
+        self.pods() as u64 * (self.k / 2) as u64 * self.hosts_per_edge() as u64
+    }
+    pub fn fabric_rate(&self) -> RateV {
+        self.fabric_rate.unwrap_or(self.link_rate)
+    }
+}
+
 impl Topology {
     pub fn num_hosts(&self) -> u32 {
         match self {
             Topology::Star(t) => t.hosts,
             Topology::Dumbbell(t) => t.senders.saturating_add(t.receivers),
             Topology::Leafspine(t) => t.leaves.saturating_mul(t.hosts_per_leaf),
-            Topology::Fattree(t) => t.k.min(1000).pow(3) / 4,
+            Topology::Fattree(t) => t.hosts().min(u32::MAX as u64) as u32,
             Topology::Ring(t) => t.switches.saturating_mul(t.hosts_per_switch),
         }
     }
@@ -290,7 +316,7 @@ impl Topology {
             Topology::Star(t) => 2 * t.hosts as u64,
             Topology::Dumbbell(t) => 2 * (t.senders as u64 + t.receivers as u64 + 1),
             Topology::Leafspine(t) => 2 * (self.num_hosts() as u64 + t.leaves as u64 * t.spines as u64 * t.links_per_pair as u64),
-            Topology::Fattree(_) => 2 * 3 * self.num_hosts() as u64,
+            Topology::Fattree(t) => 2 * (t.hosts() + 2 * t.pods() as u64 * (t.k as u64 / 2).pow(2)),
             Topology::Ring(t) => 2 * (self.num_hosts() as u64 + t.switches as u64),
         }
     }
@@ -303,7 +329,7 @@ impl Topology {
             Topology::Leafspine(t) => (0..t.leaves).map(|i| format!("leaf{i}")).chain((0..t.spines).map(|i| format!("spine{i}"))).collect(),
             Topology::Fattree(t) => {
                 let half = t.k / 2;
-                let pods = (0..t.k).flat_map(|pod| (0..half).map(move |i| format!("edge{pod}.{i}")).chain((0..half).map(move |i| format!("agg{pod}.{i}"))));
+                let pods = (0..t.pods()).flat_map(|pod| (0..half).map(move |i| format!("edge{pod}.{i}")).chain((0..half).map(move |i| format!("agg{pod}.{i}"))));
                 pods.chain((0..half * half).map(|i| format!("core{i}"))).collect()
             }
             Topology::Ring(t) => (0..t.switches).map(|i| format!("ring{i}")).collect(),
@@ -315,7 +341,7 @@ impl Topology {
             Topology::Star(_) => 0,
             Topology::Dumbbell(t) => (h >= t.senders) as u32,
             Topology::Leafspine(t) => h / t.hosts_per_leaf.max(1),
-            Topology::Fattree(t) => h / (t.k / 2).max(1),
+            Topology::Fattree(t) => h / t.hosts_per_edge().max(1),
             Topology::Ring(t) => h / t.hosts_per_switch.max(1),
         }
     }
@@ -2431,6 +2457,15 @@ impl Scenario {
             Topology::Fattree(t) => {
                 if t.k < 2 || t.k % 2 != 0 || t.k > 72 {
                     return Err(err("topology.k", format!("k = {} is not allowed: k must be even, 2..=72", t.k)));
+                }
+                if !(1..=t.k).contains(&t.pods()) {
+                    return Err(err("topology.pods", format!("{} is out of range: allowed 1..={} (k)", t.pods(), t.k)));
+                }
+                if !(1..=1000).contains(&t.hosts_per_edge()) {
+                    return Err(err("topology.hosts_per_edge", format!("{} is out of range: allowed 1..=1000", t.hosts_per_edge())));
+                }
+                if t.hosts() > 100_000 || t.hosts() < 2 {
+                    return Err(err("topology", format!("{} hosts: allowed 2..=100000", t.hosts())));
                 }
             }
             Topology::Ring(t) => {

@@ -154,12 +154,12 @@ impl<'a> Builder<'a> {
     }
 
     fn fat_tree(&mut self, t: &FatTree) {
-        let (k, half) = (t.k, t.k / 2);
+        let (pods, half, per_edge) = (t.pods(), t.k / 2, t.hosts_per_edge());
         let lat = |d: Option<crate::units::DurV>| d.map(|d| d.0);
         // Per pod: its edge switches, then its aggregation switches (the order of `Topology::switch_names`).
         let mut edges = Vec::new();
         let mut aggs = Vec::new();
-        for _ in 0..k {
+        for _ in 0..pods {
             for _ in 0..half {
                 edges.push(self.add_switch(lat(t.edge_latency)));
             }
@@ -168,20 +168,20 @@ impl<'a> Builder<'a> {
             }
         }
         let cores: Vec<u32> = (0..half * half).map(|_| self.add_switch(lat(t.core_latency))).collect();
-        let rate = t.link_rate.0;
-        for h in 0..k * k * k / 4 {
-            self.connect(h, edges[(h / half) as usize], rate, t.host_delay.0);
+        let (rate, fabric) = (t.link_rate.0, t.fabric_rate().0);
+        for h in 0..t.hosts() as u32 {
+            self.connect(h, edges[(h / per_edge) as usize], rate, t.host_delay.0);
         }
-        for pod in 0..k {
+        for pod in 0..pods {
             for e in 0..half {
                 for a in 0..half {
-                    self.connect(edges[(pod * half + e) as usize], aggs[(pod * half + a) as usize], rate, t.edge_agg_delay.0);
+                    self.connect(edges[(pod * half + e) as usize], aggs[(pod * half + a) as usize], fabric, t.edge_agg_delay.0);
                 }
             }
             // Aggregation switch a of every pod connects to cores a*half .. a*half + half - 1.
             for a in 0..half {
                 for c in 0..half {
-                    self.connect(aggs[(pod * half + a) as usize], cores[(a * half + c) as usize], rate, t.agg_core_delay.0);
+                    self.connect(aggs[(pod * half + a) as usize], cores[(a * half + c) as usize], fabric, t.agg_core_delay.0);
                 }
             }
         }
@@ -448,6 +448,25 @@ mod tests {
             let (switch, dst) = ((i / hosts) as u32 + net.num_hosts, (i % hosts) as u32);
             let (s2, c2) = net.fib_entry(switch, dst);
             assert_eq!(&all[start as usize..(start + count) as usize], &net.fib_ports[s2 as usize..(s2 + c2) as usize], "switch {switch} to host {dst}");
+        }
+    }
+
+    #[test]
+    fn the_hpcc_authors_partial_fat_tree() {
+        // Their mix/fat.txt: 320 hosts, 56 switches, 480 links; 100 Gb/s to
+        // the hosts, 400 Gb/s between switches; six links across pods.
+        let s = Scenario::from_toml_str(
+            "[topology]\ntype = \"fattree\"\nk = 8\npods = 5\nhosts_per_edge = 16\nlink_rate = \"100Gbps\"\nfabric_rate = \"400Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"\n[[workload]]\ntype = \"bulk\"\nsrc = 1\ndst = 0\nsize = \"1KB\"\n",
+        )
+        .unwrap();
+        let net = Network::build(&s);
+        assert_eq!((net.num_hosts, net.kinds.len() - 320, net.ports.len()), (320, 56, 2 * 480));
+        assert_eq!(net.ports.len() as u64, s.topology.num_ports());
+        assert_eq!(net.ports[net.nic(0) as usize].rate.bps, 100_000_000_000);
+        for (dst, links) in [(15, 2), (16, 4), (64, 6), (319, 6)] {
+            let path = net.path(0, dst, 7).unwrap();
+            assert_eq!(path.len(), links, "0 to {dst}");
+            assert!(path[1..links - 1].iter().all(|&p| net.ports[p as usize].rate.bps == 400_000_000_000));
         }
     }
 }

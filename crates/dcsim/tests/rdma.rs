@@ -187,3 +187,23 @@ fn irn_resends_only_what_was_lost_and_bdp_fc_prevents_the_losses() {
     let last = fc.table("flows").f64("fct").iter().cloned().fold(0.0, f64::max);
     assert!(last < 1.02 * 8.0 * 4e6 * 1062.0 * 8.0 / 1000.0 / 40e9, "{last}");
 }
+
+#[test]
+fn rdma_dctcp_keeps_the_queue_at_k() {
+    // 8 x 40 MB into one 40 Gb/s port, marked at K = 40 KB: DCTCP's cuts
+    // hold the queue near K, below PFC's XOFF, and share the port.
+    let out = incast(
+        "[switch.aqm]\ntype = \"dctcp\"\nk = \"40KB\"\nat = \"dequeue\"\n[switch.pfc]\nxoff = \"200KB\"\n[rdma]\ncc = { type = \"dctcp\" }\n[output]\nqueue_sample_interval = \"10us\"\nqueue_sample_ports = [17]",
+        "40MB",
+    );
+    let flows = out.table("flows");
+    assert!(flows.u64("ecn_reductions").iter().all(|&c| c > 10), "every sender cut on echoed marks");
+    let mut q = out.table("queues").u64("bytes").to_vec();
+    q.sort_unstable();
+    let (median, p99) = (q[q.len() / 2], q[q.len() * 99 / 100]);
+    assert!(median > 20_000 && median < 60_000, "median queue {median} B near K = 40 KB");
+    assert!(p99 < 100_000, "99th percentile queue {p99} B below XOFF");
+    let (spread, goodput) = spread_and_goodput(&out);
+    assert!(spread > 0.8, "{spread}");
+    assert!(goodput > 0.9 * 40e9 * 1000.0 / 1062.0, "{goodput} b/s of payload");
+}

@@ -234,9 +234,10 @@ def hpcc_fct(spec: dict[str, Any], folder: Path) -> Rows:
             s = copy.deepcopy(base)
             s["run"] = {"duration": f"{round((arrivals + units.parse(spec['drain'])) * 1e12)}ps", "stop_when_done": True}
             s["workload"] = [{"type": "poisson", "size": {"cdf": case["workload"]}, "load": case["load"], "load_reference": "host",
-                              "pattern": "all_to_all", "stop": spec["arrivals"]}]
+                              "pattern": "all_to_all", "stop": spec["arrivals"], "dscp": spec["data_dscp"]}]
             if case.get("incast"):
-                s["workload"].append({"type": "flows", "flows": _incast_flows(spec, hosts, arrivals)})
+                incast = [f | {"dscp": spec["data_dscp"]} for f in _incast_flows(spec, hosts, arrivals)]
+                s["workload"].append({"type": "flows", "flows": incast})
             for key, value in scheme.items():
                 s[key] = copy.deepcopy(value) if not isinstance(value, dict) else s.get(key, {}) | copy.deepcopy(value)
             if "rdma" in s:
