@@ -223,8 +223,9 @@ def _measure_fct(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Row
 
 def hpcc_fct(spec: dict[str, Any], folder: Path) -> Rows:
     base = _base(folder, spec)
-    base["topology"]["leaves"] = spec["leaves"]
-    hosts = spec["leaves"] * base["topology"]["hosts_per_leaf"]
+    topo = base["topology"] | spec["fabric"]
+    base["topology"] = topo
+    hosts = topo["pods"] * topo["k"] // 2 * topo["hosts_per_edge"]
     arrivals = units.parse(spec["arrivals"])
     schemes = spec["schemes"] | {"DCTCP": spec["dctcp"][spec["dctcp_over"]]}
     jobs: list[Job] = []
