@@ -673,6 +673,11 @@ pub struct TimelyCfg {
     /// One rate update per this many acknowledged bytes (a completion event).
     #[serde(default = "timely_segment")]
     pub segment: Bytes,
+    /// Instead, one update per window of data (when the ACKs pass the byte
+    /// that was next to send at the last update), as the HPCC authors'
+    /// simulator updates.
+    #[serde(default)]
+    pub per_window: bool,
     /// After this many gradient-based increases in a row, increase by 5 delta (HAI).
     #[serde(default = "timely_hai_after")]
     pub hai_after: u32,

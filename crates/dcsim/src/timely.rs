@@ -3,7 +3,10 @@
 //! Congestion Control for the Datacenter", SIGCOMM 2015, §4 and Algorithm 1.
 //! See docs/models/timely.md.
 //!
-//! Once per completion event (here: every `segment` acknowledged bytes),
+//! Once per completion event (here: every `segment` acknowledged bytes, or
+//! with `per_window`, once per window of data as the HPCC authors'
+//! simulator updates: when the ACKs pass the byte that was next to send at
+//! the last update),
 //! with the RTT of the newest acknowledged packet (NIC timestamps):
 //! below T_low increase by delta; above T_high decrease by
 //! beta (1 - T_high / rtt); otherwise follow the normalised gradient of an
@@ -21,6 +24,7 @@ pub struct Timely {
     alpha: f64,
     min_rtt: f64,
     segment: u64,
+    per_window: bool,
     hai_after: u32,
     min_rate: f64,
     line_rate: f64,
@@ -44,6 +48,7 @@ impl Timely {
             alpha: cfg.alpha,
             min_rtt: cfg.min_rtt.0.as_secs_f64(),
             segment: cfg.segment.0,
+            per_window: cfg.per_window,
             hai_after: cfg.hai_after,
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
@@ -57,12 +62,19 @@ impl Timely {
     }
 
     /// An ACK acknowledged bytes up to `acked`, with an RTT sample of `rtt`
-    /// seconds. Returns the new rate if a completion event updated it.
-    pub fn on_ack(&mut self, acked: u64, rtt: f64) -> Option<f64> {
-        if acked < self.acked_at_update + self.segment {
+    /// seconds, when the sender has sent up to `snd_nxt`. Returns the new
+    /// rate if a completion event updated it.
+    pub fn on_ack(&mut self, acked: u64, snd_nxt: u64, rtt: f64) -> Option<f64> {
+        let due = if self.per_window {
+            acked > self.acked_at_update || self.prev_rtt.is_none()
+        } else {
+            acked >= self.acked_at_update + self.segment
+        };
+        if !due {
             return None;
         }
-        self.acked_at_update = acked;
+        // Per window, the update point is the window's end.
+        self.acked_at_update = if self.per_window { snd_nxt } else { acked };
         let prev = self.prev_rtt.replace(rtt)?;
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
@@ -99,35 +111,46 @@ mod tests {
     #[test]
     fn one_update_per_segment_and_the_first_sample_only_primes() {
         let mut t = timely();
-        assert_eq!(t.on_ack(1000, 100e-6), None, "less than a segment");
-        assert_eq!(t.on_ack(16_384, 100e-6), None, "the first RTT only primes the gradient");
-        assert_eq!(t.on_ack(20_000, 100e-6), None);
-        assert!(t.on_ack(32_768, 100e-6).is_some());
+        assert_eq!(t.on_ack(1000, 0, 100e-6), None, "less than a segment");
+        assert_eq!(t.on_ack(16_384, 0, 100e-6), None, "the first RTT only primes the gradient");
+        assert_eq!(t.on_ack(20_000, 0, 100e-6), None);
+        assert!(t.on_ack(32_768, 0, 100e-6).is_some());
+    }
+
+    #[test]
+    fn per_window_updates_once_per_window_of_data() {
+        let cfg: TimelyCfg = serde_json::from_str(r#"{"per_window": true}"#).unwrap();
+        let mut t = Timely::new(&cfg, 10e9);
+        assert_eq!(t.on_ack(1000, 50_000, 100e-6), None, "the first ACK only primes; the window ends at 50 000");
+        assert_eq!(t.on_ack(50_000, 90_000, 100e-6), None, "not past the window's end");
+        assert!(t.on_ack(51_000, 90_000, 100e-6).is_some());
+        assert_eq!(t.on_ack(89_000, 120_000, 100e-6), None);
+        assert!(t.on_ack(90_001, 120_000, 100e-6).is_some());
     }
 
     #[test]
     fn the_four_regions() {
         let mut t = timely();
         t.rate = 5e9;
-        t.on_ack(16_384, 100e-6);
+        t.on_ack(16_384, 0, 100e-6);
         // Rising RTT between the thresholds: decrease by beta x gradient.
         // rtt_diff = 0.875 x 10 us; gradient = 8.75 / 20; rate x (1 - 0.8 x 0.4375) = x 0.65.
-        let r = t.on_ack(32_768, 110e-6).unwrap();
+        let r = t.on_ack(32_768, 0, 110e-6).unwrap();
         assert!((r - 5e9 * 0.65).abs() < 1.0, "{r}");
         // Above T_high = 500 us: x (1 - 0.8 (1 - 500/1000)) = x 0.6.
-        let r2 = t.on_ack(49_152, 1000e-6).unwrap();
+        let r2 = t.on_ack(49_152, 0, 1000e-6).unwrap();
         assert!((r2 - r * 0.6).abs() < 1.0);
         // Below T_low: + delta.
-        let r3 = t.on_ack(65_536, 30e-6).unwrap();
+        let r3 = t.on_ack(65_536, 0, 30e-6).unwrap();
         assert!((r3 - (r2 + 10e6)).abs() < 1.0);
         // A steady RTT between the thresholds (zero gradient): + delta, and
         // 5 delta from the fifth such increase in a row.
         let mut t = timely();
         t.rate = 1e9;
-        t.on_ack(16_384, 200e-6);
+        t.on_ack(16_384, 0, 200e-6);
         let mut rate = 1e9;
         for k in 1..=6u64 {
-            let now = t.on_ack(16_384 * (k + 1), 200e-6).unwrap();
+            let now = t.on_ack(16_384 * (k + 1), 0, 200e-6).unwrap();
             let expect = if k >= 5 { 50e6 } else { 10e6 };
             assert!((now - rate - expect).abs() < 1.0, "step {k}: {}", now - rate);
             rate = now;
