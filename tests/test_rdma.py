@@ -23,7 +23,7 @@ def incast(cc: dict, pfc: bool = True) -> dict:
     return s
 
 
-@pytest.mark.parametrize("cc", ["none", "dcqcn", "timely", "hpcc"])
+@pytest.mark.parametrize("cc", ["none", "dcqcn", "timely", "hpcc", "dctcp"])
 def test_every_scheme_completes_an_incast_losslessly_and_repeatably(cc):
     a, b = dcsim.run(incast({"type": cc})), dcsim.run(incast({"type": cc}))
     assert a.summary["packets_dropped"] == 0
@@ -71,8 +71,8 @@ def test_dcqcn_fairness_quick(tmp_path):
 
 
 def test_hpcc_fct_quick(tmp_path):
-    # Every row of HPCC's Fig. 11 and PINT's Fig. 7b at 64 hosts and 3 ms of
-    # arrivals: HPCC's own rows are the stable ones (its short flows within
+    # Every row of HPCC's Fig. 11 and PINT's Fig. 7b at 64 hosts (two pods)
+    # and 3 ms of arrivals: HPCC's own rows are the stable ones (its short flows within
     # the paper's tolerance, no PFC pause, far below DCQCN at 50 % load).
     rows = {(r["metric"], r["condition"]): r for r in reproduce_quick("hpcc-fct", tmp_path)}
     hpcc_short = [r for (m, c), r in rows.items() if m == "slowdown_p95" and '"HPCC"' in c and '"short"' in c]
@@ -81,6 +81,9 @@ def test_hpcc_fct_quick(tmp_path):
     assert pause["verdict"] == "holds", pause
     half = next(r for r in rows.values() if r["note"].startswith("50 %: HPCC's short flows"))
     assert half["verdict"] == "holds", half
+    # DCTCP on the RDMA NIC, at line rate from the first packet: the paper's short flows.
+    dctcp_short = [r for (m, c), r in rows.items() if m == "slowdown_p95" and '"DCTCP"' in c and '"short"' in c]
+    assert len(dctcp_short) == 2 and all(r["verdict"] == "holds" for r in dctcp_short), dctcp_short
 
 
 def test_timely_incast_quick(tmp_path):

@@ -290,6 +290,21 @@ mod tests {
     }
 
     #[test]
+    fn a_roce_ack_is_66_bytes_and_echoes_a_mark_in_becn() {
+        let ack = Packet { kind: FrameKind::RoceAck, conn: 5, ack: 3000, src_host: 1, dst_host: 0, ..Default::default() };
+        let mut out = Vec::new();
+        assert_eq!(frame_bytes(&ack, Isns { own: 0, peer: 0 }, 1000, &mut out), 62, "66 B with the FCS");
+        let bth = 14 + 20 + 8;
+        assert_eq!(&out[bth..bth + 4], [0x11, 0, 0xFF, 0xFF], "RC Acknowledge, P_Key");
+        assert_eq!(&out[bth + 4..bth + 8], [0, 0, 0, 5], "no BECN, QP 5");
+        assert_eq!(&out[bth + 8..bth + 12], 3000u32.to_be_bytes(), "the PSN field: the next expected byte");
+        assert_eq!(&out[bth + 12..bth + 16], [0x1F, 0, 0, 0], "AETH: ACK");
+        let echo = Packet { flags: flags::ECE, ..ack };
+        frame_bytes(&echo, Isns { own: 0, peer: 0 }, 1000, &mut out);
+        assert_eq!(out[bth + 4], 0x40, "BECN");
+    }
+
+    #[test]
     fn headers_have_valid_checksums_and_lengths() {
         let p = Packet {
             conn: 3,
