@@ -70,6 +70,18 @@ def test_dcqcn_fairness_quick(tmp_path):
     assert pauses and all(r["verdict"] == "holds" for r in pauses), pauses
 
 
+def test_dcqcn_incast_quick(tmp_path):
+    # Every row measured; DCTCP's queue sits near its K = 160 KB (Fig. 19's
+    # DCTCP row), and DCQCN keeps an 8:1 incast's link above 39 Gb/s. The
+    # DCQCN queue rows miss (docs/reproduce.md).
+    rows = reproduce_quick("dcqcn-incast", tmp_path)
+    assert len(rows) == 13 and all(r["dcsim"] not in ("", None) for r in rows), rows
+    dctcp = next(r for r in rows if r["metric"] == "queue_p95_kb" and '"DCTCP"' in r["condition"])
+    assert dctcp["verdict"] == "holds", dctcp
+    eight = next(r for r in rows if r["metric"] == "link_gbps" and '"senders": 8' in r["condition"])
+    assert eight["verdict"] == "holds", eight
+
+
 def test_hpcc_fct_quick(tmp_path):
     # Every row of HPCC's Fig. 11 and PINT's Fig. 7b at 64 hosts (two pods)
     # and 3 ms of arrivals: HPCC's own rows are the stable ones (its short flows within

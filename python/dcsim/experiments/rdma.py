@@ -164,6 +164,73 @@ def dcqcn_fairness_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     return _finish(fig, axes)
 
 
+# ---- dcqcn-incast -------------------------------------------------------------------------------
+
+
+def _measure_incast_port(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> Rows:
+    """The receiver's switch port: its wire bytes so far and its queue samples."""
+    port = next(p for p in r.ports.to_pylist() if p["node_kind"] == "switch" and p["peer"] == spec["receiver"])
+    q = r.queues
+    kb = [b / 1e3 for p, b in zip(q["port"].to_pylist(), q["bytes"].to_pylist()) if p == port["port"]]
+    return [{"metric": "port", "value": None, "tx_bytes": port["tx_bytes"], "queue_kb": kb}]
+
+
+def dcqcn_incast(spec: dict[str, Any], folder: Path) -> Rows:
+    """Each condition runs to the queue sampling's start and to the end
+    (deterministic: the first is the second's beginning), so the link's
+    throughput is measured over the same second half as the queue."""
+    from ..analysis import percentile
+
+    base = _base(folder, spec)
+    end = units.parse(base["run"]["duration"])
+    start = units.parse(base["output"]["queue_sample_start"])
+    conditions = [("DCQCN", k) for k in spec["senders"]] + [(name, spec["fig19_senders"]) for name in spec["schemes"]]
+    jobs: list[Job] = []
+    for name, k in conditions:
+        scheme = spec["schemes"][name]
+        for until in (start, end):
+            s = copy.deepcopy(base)
+            s["run"]["duration"] = f"{round(until * 1e12)}ps"
+            for key in scheme.get("drop", []):
+                table, *rest = key.split(".")
+                if rest:
+                    del s[table][rest[0]]
+                else:
+                    del s[table]
+            s["workload"] = [{"type": "bulk", "src": f"0..{k}", "dst": spec["receiver"], "size": "inf"}]
+            jobs.append(({"scheme": name, "senders": k}, s, scheme.get("preset"), scheme.get("set", {})))
+    runs = _run_jobs(jobs, _measure_incast_port, spec)
+    rows: Rows = []
+    for early, full in zip(runs[0::2], runs[1::2]):
+        q = sorted(full["queue_kb"])
+        condition = {"scheme": full["scheme"], "senders": full["senders"]}
+        rows += [
+            condition | {"metric": "link_gbps", "value": (full["tx_bytes"] - early["tx_bytes"]) * 8 / (end - start) / 1e9},
+            condition | {"metric": "queue_max_kb", "value": q[-1] if q else None},
+            condition | {"metric": "queue_p95_kb", "value": percentile(q, 95) if q else None},
+            condition | {"metric": "queue_kb", "value": None, "samples": q},
+        ]
+    return rows
+
+
+def dcqcn_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
+    from ..plot import _mpl
+
+    plt = _mpl()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, metric, limit, label in [(axes[0], "link_gbps", 39, "receiver's link (Gb/s)"), (axes[1], "queue_max_kb", 100, "largest queue sample (KB)")]:
+        pts = sorted((r["senders"], r["value"]) for r in rows if r["scheme"] == "DCQCN" and r["metric"] == metric and r["senders"] in spec["senders"])
+        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label="DCQCN")
+        ax.axhline(limit, color="grey", lw=0.8, ls="--", label=f"paper: {limit}")
+        ax.set(xlabel="senders (K:1)", ylabel=label, title="K:1 incast (§6.1)")
+    for r in rows:
+        if r["metric"] == "queue_kb" and r["senders"] == spec["fig19_senders"]:
+            q = r["samples"]
+            axes[2].plot(q, [(i + 1) / len(q) for i in range(len(q))], label=r["scheme"])
+    axes[2].set(xlabel="queue (KB)", ylabel="CDF", title=f"{spec['fig19_senders']}:1 incast queue (Fig. 19)")
+    return _finish(fig, axes)
+
+
 # ---- hpcc-fct ----------------------------------------------------------------------------------
 
 
@@ -334,6 +401,7 @@ RUNNERS = {
     "pfc-spreading": (pfc_spreading, pfc_spreading_figure),
     "pfc-deadlock": (pfc_deadlock, pfc_deadlock_figure),
     "dcqcn-fairness": (dcqcn_fairness, dcqcn_fairness_figure),
+    "dcqcn-incast": (dcqcn_incast, dcqcn_incast_figure),
     "hpcc-fct": (hpcc_fct, hpcc_fct_figure),
     "timely-incast": (timely_incast, timely_incast_figure),
 }
