@@ -536,6 +536,12 @@ pub struct RdmaCfg {
     /// Loss recovery: go-back-N (RoCE NICs), or IRN's selective repeat.
     #[serde(default)]
     pub recovery: RdmaRecovery,
+    /// Cap a QP's unacknowledged bytes at its rate times the network's
+    /// largest base RTT, as HPCC's window does (HPCC §5.1 adds it to DCQCN
+    /// and TIMELY as "DCQCN+win", "TIMELY+win"; the HPCC authors' DCTCP
+    /// runs with it). HPCC always has its own window.
+    #[serde(default)]
+    pub window: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -635,9 +641,6 @@ pub struct RdmaDctcpCfg {
     pub ai: RateV,
     #[serde(default = "hpcc_min_rate")]
     pub min_rate: RateV,
-    /// Cap unacknowledged bytes at rate x T, T the network's largest base RTT.
-    #[serde(default = "yes")]
-    pub window: bool,
 }
 
 fn rdma_dctcp_g() -> f64 {

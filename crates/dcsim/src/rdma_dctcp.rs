@@ -12,7 +12,8 @@
 //! whose ACK echoed a mark. On an echoed mark outside a cut's window it
 //! cuts the rate by alpha / 2 once for that window; at each window's end
 //! outside a cut's window it adds `ai` (DCTCP's one packet per RTT, as a
-//! rate). The window of unacknowledged bytes is rate × T.
+//! rate). The authors' runs also cap unacknowledged bytes at rate × T
+//! (`rdma.window`).
 
 use crate::config::RdmaDctcpCfg;
 
@@ -21,8 +22,6 @@ pub struct RdmaDctcp {
     ai: f64,
     min_rate: f64,
     line_rate: f64,
-    /// The base RTT T (s) of the window, 0 without one.
-    t: f64,
     pub rate: f64,
     pub alpha: f64,
     /// Echoed marks in the current window, and its packets.
@@ -36,13 +35,12 @@ pub struct RdmaDctcp {
 }
 
 impl RdmaDctcp {
-    pub fn new(cfg: &RdmaDctcpCfg, line_rate: f64, base_rtt: f64) -> RdmaDctcp {
+    pub fn new(cfg: &RdmaDctcpCfg, line_rate: f64) -> RdmaDctcp {
         RdmaDctcp {
             g: cfg.g,
             ai: cfg.ai.0.bps as f64,
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
-            t: if cfg.window { base_rtt } else { 0.0 },
             rate: line_rate,
             alpha: 1.0,
             marks: 0,
@@ -51,11 +49,6 @@ impl RdmaDctcp {
             cut_until: None,
             decreases: 0,
         }
-    }
-
-    /// The cap on unacknowledged bytes, if the window is on.
-    pub fn window(&self) -> Option<u64> {
-        (self.t > 0.0).then(|| (self.rate * self.t / 8.0).ceil() as u64)
     }
 
     /// An ACK for bytes before `ack`, echoing a mark if `ece`, when the
@@ -97,7 +90,7 @@ mod tests {
 
     fn dctcp() -> RdmaDctcp {
         let cfg: RdmaDctcpCfg = serde_json::from_str("{}").unwrap();
-        RdmaDctcp::new(&cfg, 100e9, 10e-6)
+        RdmaDctcp::new(&cfg, 100e9)
     }
 
     #[test]
@@ -105,7 +98,6 @@ mod tests {
         let mut d = dctcp();
         // The first ACK opens the first window (10 packets sent); it was marked: cut by 1/2.
         assert_eq!(d.on_ack(1000, 10_000, true, 1000), Some(50e9));
-        assert!(d.window().unwrap().abs_diff(62_500) <= 1, "rate x T");
         // More marks within the cut's window: no further cut.
         assert_eq!(d.on_ack(2000, 12_000, true, 1000), None);
         assert_eq!(d.on_ack(3000, 12_000, true, 1000), None);

@@ -191,19 +191,28 @@ fn irn_resends_only_what_was_lost_and_bdp_fc_prevents_the_losses() {
 #[test]
 fn rdma_dctcp_keeps_the_queue_at_k() {
     // 8 x 40 MB into one 40 Gb/s port, marked at K = 40 KB: DCTCP's cuts
-    // hold the queue near K, below PFC's XOFF, and share the port.
-    let out = incast(
-        "[switch.aqm]\ntype = \"dctcp\"\nk = \"40KB\"\nat = \"dequeue\"\n[switch.pfc]\nxoff = \"200KB\"\n[rdma]\ncc = { type = \"dctcp\" }\n[output]\nqueue_sample_interval = \"10us\"\nqueue_sample_ports = [17]",
-        "40MB",
-    );
+    // hold the queue near K, below PFC's XOFF, and share the port; the
+    // window (rate x base RTT) keeps each flow's cut from overshooting.
+    let dctcp = |window: bool| {
+        incast(
+            &format!("[switch.aqm]\ntype = \"dctcp\"\nk = \"40KB\"\nat = \"dequeue\"\n[switch.pfc]\nxoff = \"200KB\"\n[rdma]\nwindow = {window}\ncc = {{ type = \"dctcp\" }}\n[output]\nqueue_sample_interval = \"10us\"\nqueue_sample_ports = [17]"),
+            "40MB",
+        )
+    };
+    let queue = |out: &RunOutput| {
+        let mut q = out.table("queues").u64("bytes").to_vec();
+        q.sort_unstable();
+        (q[q.len() / 2], q[q.len() * 99 / 100])
+    };
+    let out = dctcp(true);
     let flows = out.table("flows");
     assert!(flows.u64("ecn_reductions").iter().all(|&c| c > 10), "every sender cut on echoed marks");
-    let mut q = out.table("queues").u64("bytes").to_vec();
-    q.sort_unstable();
-    let (median, p99) = (q[q.len() / 2], q[q.len() * 99 / 100]);
+    let (median, p99) = queue(&out);
     assert!(median > 20_000 && median < 60_000, "median queue {median} B near K = 40 KB");
     assert!(p99 < 100_000, "99th percentile queue {p99} B below XOFF");
     let (spread, goodput) = spread_and_goodput(&out);
     assert!(spread > 0.8, "{spread}");
     assert!(goodput > 0.9 * 40e9 * 1000.0 / 1062.0, "{goodput} b/s of payload");
+    let (_, p99_without) = queue(&dctcp(false));
+    assert!(p99_without > 2 * p99, "without the window the queue's tail is longer: {p99_without} against {p99}");
 }

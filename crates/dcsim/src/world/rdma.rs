@@ -47,9 +47,8 @@ impl RdmaRun {
         let cfg = s.rdma.as_ref().expect("RDMA");
         let (int_hops, base_rtt) = match &cfg.cc {
             RdmaCc::Hpcc(h) => (h.max_hops, h.base_rtt.map_or_else(|| max_base_rtt(net, cfg, h.max_hops, preamble), |t| t.0.as_secs_f64())),
-            // DCTCP's window and IRN's BDP-FC need the base RTT too.
-            RdmaCc::Dctcp(d) if d.window => (0, max_base_rtt(net, cfg, 0, preamble)),
-            _ if matches!(cfg.recovery, RdmaRecovery::Irn(_)) => (0, max_base_rtt(net, cfg, 0, preamble)),
+            // The window and IRN's BDP-FC need the base RTT too.
+            _ if cfg.window || matches!(cfg.recovery, RdmaRecovery::Irn(_)) => (0, max_base_rtt(net, cfg, 0, preamble)),
             _ => (0, 0.0),
         };
         RdmaRun {
@@ -74,6 +73,11 @@ fn rto_for(cfg: &RdmaCfg, q: &Qp) -> Dur {
             if few { irn.rto_low.0 } else { irn.rto_high.0 }
         }
     }
+}
+
+/// `rdma.window`: the bytes a QP at `rate` sends in the base RTT `t`.
+fn bdp_window(rate: f64, t: f64) -> u64 {
+    (rate * t / 8.0).ceil() as u64
 }
 
 /// HPCC's T when not given: the largest base RTT from host 0 to any other
@@ -112,7 +116,7 @@ impl World<'_> {
             RdmaCc::Dcqcn(c) => QpCc::Dcqcn(Box::new(Dcqcn::new(c, line))),
             RdmaCc::Timely(c) => QpCc::Timely(Box::new(Timely::new(c, line))),
             RdmaCc::Hpcc(c) => QpCc::Hpcc(Box::new(Hpcc::new(c, line, run.base_rtt))),
-            RdmaCc::Dctcp(c) => QpCc::Dctcp(Box::new(RdmaDctcp::new(c, line, run.base_rtt))),
+            RdmaCc::Dctcp(c) => QpCc::Dctcp(Box::new(RdmaDctcp::new(c, line))),
         };
         let qp = run.qps.len() as u32;
         let mut q = Qp::new(f, src, dst, hash, dscp, size, line, cc);
@@ -124,7 +128,7 @@ impl World<'_> {
         }
         match &q.cc {
             QpCc::Hpcc(h) => q.window = Some(h.window()),
-            QpCc::Dctcp(d) => q.window = d.window(),
+            _ if run.cfg.window => q.window = Some(bdp_window(line, run.base_rtt)),
             _ => {}
         }
         if let RdmaCc::Timely(t) = &run.cfg.cc {
@@ -279,11 +283,7 @@ impl World<'_> {
                         q.window = Some(h.window());
                         r
                     }
-                    QpCc::Dctcp(d) => {
-                        let r = d.on_ack(pkt.ack, q.snd_nxt, pkt.has(crate::packet::flags::ECE), run.cfg.payload.0);
-                        q.window = d.window();
-                        r
-                    }
+                    QpCc::Dctcp(d) => d.on_ack(pkt.ack, q.snd_nxt, pkt.has(crate::packet::flags::ECE), run.cfg.payload.0),
                     QpCc::None | QpCc::Dcqcn(_) => None,
                 };
                 if let Some(r) = rate {
@@ -368,11 +368,16 @@ impl World<'_> {
         }
     }
 
-    /// The rate limiter takes `rate` (rounded down to the NIC's step).
+    /// The rate limiter takes `rate` (rounded down to the NIC's step), and
+    /// with `rdma.window` the window follows it.
     fn rdma_set_rate(&mut self, qp: u32, rate: f64) {
-        let step = self.rdma().cfg.rate_step.map_or(0.0, |s| s.0.bps as f64);
-        let q = &mut self.rdma.as_mut().expect("RDMA").qps[qp as usize];
+        let run = self.rdma.as_mut().expect("RDMA");
+        let step = run.cfg.rate_step.map_or(0.0, |s| s.0.bps as f64);
+        let q = &mut run.qps[qp as usize];
         q.set_rate(if step > 0.0 { ((rate / step).floor() * step).max(step) } else { rate });
+        if run.cfg.window && !matches!(q.cc, QpCc::Hpcc(_)) {
+            q.window = Some(bdp_window(q.rate, run.base_rtt));
+        }
     }
 
     /// Start timer `kind` of `qp` afresh (an older pending one goes stale).
