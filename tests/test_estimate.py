@@ -93,3 +93,12 @@ def test_a_bad_limit_is_an_error_naming_the_variable(monkeypatch):
     monkeypatch.setenv("DCSIM_MEMORY_LIMIT", "lots")
     with pytest.raises(dcsim.ScenarioError, match=r"^DCSIM_MEMORY_LIMIT: 'lots' is not a size"):
         dcsim.run(STAR | {"run": {"duration": "1us"}})
+
+
+def test_a_fat_tree_counts_its_hosts_and_switch_ports_whole_or_partial():
+    fat = {"type": "fattree", "k": 8, "link_rate": "100Gbps", "host_delay": "1us", "edge_agg_delay": "1us", "agg_core_delay": "1us"}
+    # Whole: 128 hosts, 5 k^3 / 4 = 640 switch ports (edge down and up, aggregation down and up, core down).
+    assert estimate._hosts_and_switch_ports(resolved(STAR | {"topology": fat})["topology"])[:2] == (128, 640)
+    # The HPCC authors' partial one: 5 pods, 16 hosts per edge: 320 hosts and 320 + 5 x 64 switch ports.
+    part = fat | {"pods": 5, "hosts_per_edge": 16, "fabric_rate": "400Gbps"}
+    assert estimate._hosts_and_switch_ports(resolved(STAR | {"topology": part})["topology"])[:2] == (320, 640)

@@ -69,7 +69,7 @@ def _hosts_and_switch_ports(topo: dict[str, Any]) -> tuple[int, int, float]:
         return n * per, n * (per + 2), _value(topo.get("link_rate"))
     if kind == "fattree":
         k = topo["k"]
-        pods, per = topo.get("pods", k), topo.get("hosts_per_edge", k // 2)
+        pods, per = topo.get("pods") or k, topo.get("hosts_per_edge") or k // 2
         hosts = pods * k // 2 * per
         return hosts, hosts + pods * k**2, _value(topo.get("link_rate") or topo.get("host_rate"))
     hosts = int(topo.get("hosts", 0) or 0)
