@@ -140,7 +140,7 @@ def test_presets_apply_before_overrides_and_unknown_presets_are_rejected(tmp_pat
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "run", str(scenario), "--preset", "hull/DCTCP-30K", "--quiet", "--out", str(out)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert json.loads((out / "scenario.json").read_text())["switch"]["aqm"] == {"type": "dctcp", "k": "30000B"}
+    assert json.loads((out / "scenario.json").read_text())["switch"]["aqm"] == {"type": "dctcp", "k": "30000B", "at": "enqueue"}
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "run", str(scenario), "--preset", "x"], capture_output=True, text=True)
     assert p.returncode == 2 and "preset: unknown preset 'x'" in p.stderr
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "presets"], capture_output=True, text=True)

@@ -75,7 +75,7 @@ fn rto_for(cfg: &RdmaCfg, q: &Qp) -> Dur {
     }
 }
 
-/// `rdma.window`: the bytes a QP at `rate` sends in the base RTT `t`.
+/// The bytes a QP at `rate` sends in the base RTT `t` (`rdma.window`, IRN's BDP-FC).
 fn bdp_window(rate: f64, t: f64) -> u64 {
     (rate * t / 8.0).ceil() as u64
 }
@@ -123,7 +123,7 @@ impl World<'_> {
         if let RdmaRecovery::Irn(irn) = &run.cfg.recovery {
             q.irn = Some(Box::<IrnSender>::default());
             if irn.bdp_cap {
-                q.window = Some((line * run.base_rtt / 8.0).ceil() as u64);
+                q.window = Some(bdp_window(line, run.base_rtt));
             }
         }
         match &q.cc {
