@@ -33,8 +33,9 @@ pub struct Timely {
     rtt_diff: f64,
     /// Gradient-based increases in a row.
     increases: u32,
-    /// Acknowledged bytes at the last update.
-    acked_at_update: u64,
+    /// Where the next update is due from: the acknowledged bytes at the
+    /// last update, or with `per_window` the end of the window it opened.
+    update_point: u64,
     pub decreases: u64,
 }
 
@@ -56,7 +57,7 @@ impl Timely {
             prev_rtt: None,
             rtt_diff: 0.0,
             increases: 0,
-            acked_at_update: 0,
+            update_point: 0,
             decreases: 0,
         }
     }
@@ -66,15 +67,14 @@ impl Timely {
     /// rate if a completion event updated it.
     pub fn on_ack(&mut self, acked: u64, snd_nxt: u64, rtt: f64) -> Option<f64> {
         let due = if self.per_window {
-            acked > self.acked_at_update || self.prev_rtt.is_none()
+            acked > self.update_point || self.prev_rtt.is_none()
         } else {
-            acked >= self.acked_at_update + self.segment
+            acked >= self.update_point + self.segment
         };
         if !due {
             return None;
         }
-        // Per window, the update point is the window's end.
-        self.acked_at_update = if self.per_window { snd_nxt } else { acked };
+        self.update_point = if self.per_window { snd_nxt } else { acked };
         let prev = self.prev_rtt.replace(rtt)?;
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
