@@ -3,6 +3,9 @@ through the Python API, and their reproductions' quick versions."""
 
 from __future__ import annotations
 
+import json
+import statistics
+
 import pytest
 
 import dcsim
@@ -72,14 +75,24 @@ def test_dcqcn_fairness_quick(tmp_path):
 
 def test_dcqcn_incast_quick(tmp_path):
     # Every row measured; DCTCP's queue sits near its K = 160 KB (Fig. 19's
-    # DCTCP row), and DCQCN keeps an 8:1 incast's link above 39 Gb/s. The
-    # DCQCN queue rows miss (docs/reproduce.md).
+    # DCTCP row), and DCQCN keeps 2:1 to 8:1 incasts' link above 39 Gb/s.
+    # The queue rows miss, as the paper's own fluid model says they would
+    # (docs/reproduce.md): beside it, dcsim's packet model agrees with that
+    # model where the model's queue cycles (16:1 and more: mean queue within
+    # 15 %, link within 1 %; set after seeing a first run at 2 % and 0.5 %).
     rows = reproduce_quick("dcqcn-incast", tmp_path)
     assert len(rows) == 13 and all(r["dcsim"] not in ("", None) for r in rows), rows
     dctcp = next(r for r in rows if r["metric"] == "queue_p95_kb" and '"DCTCP"' in r["condition"])
     assert dctcp["verdict"] == "holds", dctcp
-    eight = next(r for r in rows if r["metric"] == "link_gbps" and '"senders": 8' in r["condition"])
-    assert eight["verdict"] == "holds", eight
+    for k in (2, 4, 8):
+        link = next(r for r in rows if r["metric"] == "link_gbps" and f'"senders": {k}}}' in r["condition"])
+        assert link["verdict"] == "holds", link
+    measured = json.loads((tmp_path / "dcqcn-incast" / "measurements.json").read_text())
+    mean = lambda scheme, k, metric: statistics.mean(  # noqa: E731
+        r["value"] for r in measured if r["scheme"] == scheme and r["senders"] == k and r["metric"] == metric)
+    for k in (16, 19, 20):
+        assert abs(mean("DCQCN", k, "queue_mean_kb") / mean("fluid model", k, "queue_mean_kb") - 1) < 0.15
+        assert abs(mean("DCQCN", k, "link_gbps") / mean("fluid model", k, "link_gbps") - 1) < 0.01
 
 
 def test_hpcc_fct_quick(tmp_path):

@@ -5,6 +5,7 @@ and deadlock, DCQCN's fairness; runners return measured rows
 from __future__ import annotations
 
 import copy
+import functools
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -179,8 +180,6 @@ def dcqcn_incast(spec: dict[str, Any], folder: Path) -> Rows:
     """Each condition runs to the queue sampling's start and to the end
     (deterministic: the first is the second's beginning), so the link's
     throughput is measured over the same second half as the queue."""
-    from ..analysis import percentile
-
     base = _base(folder, spec)
     end = units.parse(base["run"]["duration"])
     start = units.parse(base["output"]["queue_sample_start"])
@@ -202,15 +201,40 @@ def dcqcn_incast(spec: dict[str, Any], folder: Path) -> Rows:
     runs = _run_jobs(jobs, _measure_incast_port, spec)
     rows: Rows = []
     for early, full in zip(runs[0::2], runs[1::2]):
-        q = sorted(full["queue_kb"])
         condition = {"scheme": full["scheme"], "senders": full["senders"]}
-        rows += [
-            condition | {"metric": "link_gbps", "value": (full["tx_bytes"] - early["tx_bytes"]) * 8 / (end - start) / 1e9},
-            condition | {"metric": "queue_max_kb", "value": q[-1] if q else None},
-            condition | {"metric": "queue_p95_kb", "value": percentile(q, 95) if q else None},
-            condition | {"metric": "queue_kb", "value": None, "samples": q},
-        ]
+        rows += _incast_rows(condition, (full["tx_bytes"] - early["tx_bytes"]) * 8 / (end - start) / 1e9, full["queue_kb"])
+    # The paper's fluid model (§5.1) on the same conditions and window: a
+    # second reference, shown beside dcsim's (figure, docs), never compared.
+    flows = spec["senders"] + [spec["fig19_senders"]]
+    fluid = _dcqcn_fluid(tuple(flows), spec["fluid_packet_bytes"], end)
+    window = fluid["time"] > start
+    for k, q, link in zip(flows, fluid["queue_bytes"], fluid["link_bps"]):
+        rows += _incast_rows({"scheme": "fluid model", "senders": k}, link[window].mean() / 1e9, list(q[window][:: round(1e-5 / fluid["time"][0])] / 1e3))
     return rows
+
+
+def _incast_rows(condition: dict[str, Any], link_gbps: float, queue_kb: list[float]) -> Rows:
+    """The receiver's link and the queue samples' statistics."""
+    from ..analysis import percentile
+
+    q = sorted(queue_kb)
+    return [
+        condition | {"metric": "link_gbps", "value": link_gbps},
+        condition | {"metric": "queue_max_kb", "value": q[-1] if q else None},
+        condition | {"metric": "queue_p95_kb", "value": percentile(q, 95) if q else None},
+        condition | {"metric": "queue_mean_kb", "value": sum(q) / len(q) if q else None},
+        # The CDF's percentiles 0-100 (the figure's curve) rather than every sample.
+        condition | {"metric": "queue_kb", "value": None, "percentiles": [percentile(q, p) for p in range(101)] if q else []},
+    ]
+
+
+@functools.lru_cache(maxsize=4)
+def _dcqcn_fluid(flows: tuple[int, ...], packet_bytes: float, duration: float) -> dict[str, Any]:
+    """DCQCN's fluid model with the paper's parameters (deterministic: one
+    integration serves every replica)."""
+    from ..analysis.dcqcn_fluid import DcqcnFluid, integrate
+
+    return integrate(DcqcnFluid(packet_bytes=packet_bytes), flows, duration)
 
 
 def dcqcn_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
@@ -219,14 +243,15 @@ def dcqcn_incast_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     plt = _mpl()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for ax, metric, limit, label in [(axes[0], "link_gbps", 39, "receiver's link (Gb/s)"), (axes[1], "queue_max_kb", 100, "largest queue sample (KB)")]:
-        pts = sorted((r["senders"], r["value"]) for r in rows if r["scheme"] == "DCQCN" and r["metric"] == metric and r["senders"] in spec["senders"])
-        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label="DCQCN")
+        for scheme, style, name in (("DCQCN", "o-", "DCQCN"), ("fluid model", "x--", "the paper's fluid model (§5.1)")):
+            pts = sorted((r["senders"], r["value"]) for r in rows if r["scheme"] == scheme and r["metric"] == metric and r["senders"] in spec["senders"])
+            ax.plot([k for k, _ in pts], [v for _, v in pts], style, label=name)
         ax.axhline(limit, color="grey", lw=0.8, ls="--", label=f"paper: {limit}")
         ax.set(xlabel="senders (K:1)", ylabel=label, title="K:1 incast (§6.1)")
     for r in rows:
         if r["metric"] == "queue_kb" and r["senders"] == spec["fig19_senders"]:
-            q = r["samples"]
-            axes[2].plot(q, [(i + 1) / len(q) for i in range(len(q))], label=r["scheme"])
+            q = r["percentiles"]
+            axes[2].plot(q, [p / 100 for p in range(len(q))], label=r["scheme"])
     axes[2].set(xlabel="queue (KB)", ylabel="CDF", title=f"{spec['fig19_senders']}:1 incast queue (Fig. 19)")
     return _finish(fig, axes)
 
