@@ -62,8 +62,8 @@ impl Aqm {
     pub fn new(cfg: &AqmCfg, mean_tx_time: Dur, rng: Rng) -> Aqm {
         match cfg {
             AqmCfg::Droptail => Aqm::DropTail,
-            AqmCfg::Dctcp(DctcpStep { k, at }) => Aqm::Step { k: *k, at_dequeue: *at == MarkAt::Dequeue },
-            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing, at }) => {
+            AqmCfg::Dctcp(DctcpStep { k, at, .. }) => Aqm::Step { k: *k, at_dequeue: *at == MarkAt::Dequeue },
+            AqmCfg::Red(RedCfg { min_th, max_th, max_p, weight, gentle, action, spacing, at, .. }) => {
                 let (min, max) = match (min_th, max_th) {
                     (QSize::Packets(a), QSize::Packets(b)) | (QSize::Bytes(a), QSize::Bytes(b)) => (*a as f64, *b as f64),
                     _ => unreachable!("validated: same unit"),
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn step_marks_at_k_and_only_ect() {
-        let mut a = Aqm::new(&AqmCfg::Dctcp(DctcpStep { k: QSize::Packets(65), at: MarkAt::Enqueue }), Dur::ZERO, Rng::from_seed_u64(1));
+        let mut a = Aqm::new(&AqmCfg::Dctcp(DctcpStep { k: QSize::Packets(65), at: MarkAt::Enqueue, per: None }), Dur::ZERO, Rng::from_seed_u64(1));
         let q = |p| QueueView { packets: p, bytes: p * 1500 };
         assert_eq!(a.on_enqueue(SimTime(0), q(64), true), Verdict::Enqueue);
         assert_eq!(a.on_enqueue(SimTime(0), q(65), true), Verdict::Mark);
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn red_at_dequeue_judges_the_bytes_behind_and_independent_marks_follow_p() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Bytes(5000), max_th: QSize::Bytes(200_000), max_p: 0.01, weight: 1.0, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Independent, at: MarkAt::Dequeue });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Bytes(5000), max_th: QSize::Bytes(200_000), max_p: 0.01, weight: 1.0, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Independent, at: MarkAt::Dequeue, per: None });
         let mut a = Aqm::new(&cfg, Dur::ZERO, Rng::from_seed_u64(3));
         assert!(a.at_dequeue());
         assert_eq!(a.on_enqueue(SimTime(0), QueueView { packets: 500, bytes: 750_000 }, true), Verdict::Enqueue, "nothing at enqueue");
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn red_average_follows_ewma_and_marks_between_thresholds() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Count, at: MarkAt::Enqueue });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.5, gentle: false, action: RedAction::Mark, spacing: RedSpacing::Count, at: MarkAt::Enqueue, per: None });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1200), Rng::stream(1, StreamId { kind: 0, index: 0 }));
         let q = |p| QueueView { packets: p, bytes: p * 1500 };
         // avg: 0 -> 5 -> 7.5 -> ... converging to 10 (half-way): some marks, some not.
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn red_idle_time_decays_the_average() {
-        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop, spacing: RedSpacing::Count, at: MarkAt::Enqueue });
+        let cfg = AqmCfg::Red(RedCfg { min_th: QSize::Packets(5), max_th: QSize::Packets(15), max_p: 0.1, weight: 0.1, gentle: true, action: RedAction::Drop, spacing: RedSpacing::Count, at: MarkAt::Enqueue, per: None });
         let mut a = Aqm::new(&cfg, Dur::from_ns(1000), Rng::from_seed_u64(1));
         for _ in 0..100 {
             a.on_enqueue(SimTime(0), QueueView { packets: 10, bytes: 0 }, true);

@@ -1152,6 +1152,25 @@ pub enum Aqm {
 }
 tagged_deserialize!(Aqm, "aqm", { "droptail" => [Droptail], "dctcp" => Dctcp, "red" => Red, "tcn" => Tcn, "ecn_sharp" => EcnSharp, "codel" => Codel });
 
+impl Aqm {
+    /// The marking as a port of `rate` applies it: thresholds given `per`
+    /// a rate scaled to this one.
+    pub fn for_rate(&self, rate: dcsim_engine::Rate) -> Aqm {
+        let scaled = |q: QSize, per: RateV| {
+            let f = rate.bps as f64 / per.0.bps as f64;
+            match q {
+                QSize::Packets(n) => QSize::Packets((n as f64 * f).round() as u64),
+                QSize::Bytes(n) => QSize::Bytes((n as f64 * f).round() as u64),
+            }
+        };
+        match self {
+            Aqm::Dctcp(d @ DctcpStep { per: Some(per), .. }) => Aqm::Dctcp(DctcpStep { k: scaled(d.k, *per), ..d.clone() }),
+            Aqm::Red(r @ RedCfg { per: Some(per), .. }) => Aqm::Red(RedCfg { min_th: scaled(r.min_th, *per), max_th: scaled(r.max_th, *per), ..r.clone() }),
+            other => other.clone(),
+        }
+    }
+}
+
 /// TCN (reference mechanisms.md §2.1); the public code's default threshold.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1221,6 +1240,11 @@ pub struct DctcpStep {
     pub k: QSize,
     #[serde(default)]
     pub at: MarkAt,
+    /// K is for a port of this rate and scales with each port's rate (the
+    /// HPCC authors' KMIN_MAP/KMAX_MAP: 30 KB per 10 Gb/s); none: every
+    /// port marks at K.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<RateV>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1248,6 +1272,11 @@ pub struct RedCfg {
     /// "dequeue" needs byte thresholds and the instantaneous queue (weight 1).
     #[serde(default)]
     pub at: MarkAt,
+    /// The thresholds are for a port of this rate and scale with each
+    /// port's rate (the HPCC authors' KMIN_MAP/KMAX_MAP: 100/400 KB per
+    /// 25 Gb/s); none: every port uses them as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<RateV>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
@@ -2601,9 +2630,14 @@ impl Scenario {
         if let Some(r) = &self.rdma {
             self.validate_rdma(r)?;
         }
+        if let Aqm::Dctcp(DctcpStep { per: Some(per), .. }) | Aqm::Red(RedCfg { per: Some(per), .. }) = &self.switch.aqm {
+            if per.0.bps == 0 {
+                return Err(err("switch.aqm.per", "the rate the thresholds are given for must be greater than zero"));
+            }
+        }
         match &self.switch.aqm {
             Aqm::Droptail => {}
-            Aqm::Dctcp(DctcpStep { k, at }) => {
+            Aqm::Dctcp(DctcpStep { k, at, .. }) => {
                 if k.is_zero() {
                     return Err(err("switch.aqm.k", "K must be greater than zero"));
                 }
@@ -3173,6 +3207,7 @@ size = "64KB"
             r#"aqm = { type = "droptail" }"#,
             r#"aqm = { type = "dctcp", k = "65pkt" }"#,
             r#"aqm = { type = "red", min_th = "5pkt", max_th = "15pkt" }"#,
+            r#"aqm = { type = "red", min_th = "100KB", max_th = "400KB", per = "25Gbps" }"#,
             r#"aqm = { type = "tcn", threshold = "80us" }"#,
             r#"aqm = { type = "ecn_sharp" }"#,
             r#"aqm = { type = "codel", action = "drop" }"#,
@@ -3184,6 +3219,27 @@ size = "64KB"
             let again = Scenario::from_json_str(&s.resolved_json()).unwrap_or_else(|e| panic!("{sw}: {e}"));
             assert_eq!(again.resolved_json(), s.resolved_json(), "{sw}");
         }
+    }
+
+    #[test]
+    fn thresholds_given_per_rate_scale_with_each_ports_rate() {
+        // The HPCC authors' maps: RED at 100/400 KB per 25 Gb/s, DCTCP's K at 30 KB per 10 Gb/s.
+        let s = parse(&format!("{STAR}\n[switch]\naqm = {{ type = \"red\", min_th = \"100KB\", max_th = \"400KB\", per = \"25Gbps\" }}\n")).unwrap();
+        match s.switch.aqm.for_rate(dcsim_engine::Rate::from_gbps(400)) {
+            Aqm::Red(r) => assert_eq!((r.min_th, r.max_th), (QSize::Bytes(1_600_000), QSize::Bytes(6_400_000))),
+            other => panic!("{other:?}"),
+        }
+        let s = parse(&format!("{STAR}\n[switch]\naqm = {{ type = \"dctcp\", k = \"30KB\", per = \"10Gbps\" }}\n")).unwrap();
+        match s.switch.aqm.for_rate(dcsim_engine::Rate::from_gbps(100)) {
+            Aqm::Dctcp(d) => assert_eq!(d.k, QSize::Bytes(300_000)),
+            other => panic!("{other:?}"),
+        }
+        // Without `per`, every port marks as given, and the resolved scenario does not name it.
+        let s = parse(&format!("{STAR}\n[switch]\naqm = {{ type = \"dctcp\", k = \"30KB\" }}\n")).unwrap();
+        assert!(matches!(s.switch.aqm.for_rate(dcsim_engine::Rate::from_gbps(100)), Aqm::Dctcp(DctcpStep { k: QSize::Bytes(30_000), .. })));
+        assert!(!s.resolved_json().contains("\"per\""));
+        let e = parse(&format!("{STAR}\n[switch]\naqm = {{ type = \"dctcp\", k = \"30KB\", per = \"0Gbps\" }}\n")).unwrap_err();
+        assert!(e.to_string().contains("switch.aqm.per"), "{e}");
     }
 
     #[test]

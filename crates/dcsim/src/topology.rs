@@ -104,7 +104,7 @@ impl<'a> Builder<'a> {
                 let mtu_time = rate.tx_time(s.max_frame_bytes());
                 // A VOQ switch's admission never overfills its egress queue.
                 let cap = if s.switch.voq.is_some() { Capacity::Unlimited } else { Capacity::Limited(s.switch.buffer) };
-                (cap, Aqm::new(&s.switch.aqm, mtu_time, rng))
+                (cap, Aqm::new(&s.switch.aqm.for_rate(rate), mtu_time, rng))
             }
         };
         let mut port = Port::new(node, peer, rate, delay, capacity, aqm);
@@ -124,7 +124,8 @@ impl<'a> Builder<'a> {
             // Each class's AQM has its own random stream.
             let mtu_time = rate.tx_time(s.max_frame_bytes());
             let stream = |c: usize| Rng::stream(s.run.seed, StreamId { kind: streams::CLASS_AQM, index: ((id as u64) << 8) | c as u64 });
-            port.classes = Some(Box::new(Classes::new(sched, |c| Aqm::new(&s.switch.aqm, mtu_time, stream(c)))));
+            let aqm = s.switch.aqm.for_rate(rate);
+            port.classes = Some(Box::new(Classes::new(sched, |c| Aqm::new(&aqm, mtu_time, stream(c)))));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
