@@ -240,3 +240,49 @@ size = "1MB"
     assert!(f64s(out.table("flows"), "fct").iter().all(|t| t.is_finite()));
     assert!(u64s(out.table("pfc"), "pauses_sent").iter().sum::<u64>() > 31, "every sender was paused");
 }
+
+#[test]
+fn a_faster_ingress_port_gets_a_larger_share_of_the_free_buffer_with_per() {
+    // 8 line-rate RoCE senders at 100 Gb/s send 200 KB each across a
+    // 400 Gb/s link into one 100 Gb/s receiver: the far switch's 400 Gb/s
+    // ingress holds most of the 1.6 MB burst. At 1/8 of the 4 MB buffer's
+    // free bytes it pauses the near switch; with `per = "100Gbps"` its
+    // share is 4 x 1/8 (the HPCC authors' rule) and the burst fits.
+    let pauses_over_the_fabric = |per: &str| {
+        let toml = format!(
+            r#"
+[run]
+duration = "2ms"
+[topology]
+type = "dumbbell"
+senders = 8
+receivers = 1
+access_rate = "100Gbps"
+access_delay = "1us"
+bottleneck_rate = "400Gbps"
+bottleneck_delay = "1us"
+[switch]
+buffer = "100MB"
+shared_buffer = {{ size = "4MB", alpha = 1.0 }}
+pfc = {{ xoff = "dynamic", alpha = 0.125{per} }}
+[rdma]
+cc = {{ type = "none" }}
+[[workload]]
+type = "bulk"
+src = "0..8"
+dst = 8
+size = "200KB"
+"#
+        );
+        let out = run(&scenario(&toml), None).unwrap();
+        assert_eq!(summary_u64(&out, "packets_dropped"), 0);
+        assert!(f64s(out.table("flows"), "fct").iter().all(|t| t.is_finite()));
+        let pfc = out.table("pfc");
+        let (Some(Col::Str(names)), Some(Col::Str(peers))) = (pfc.get("node_name"), pfc.get("peer_name")) else { unreachable!() };
+        // PAUSE frames the far (right) switch sent over the 400 Gb/s link.
+        let sent = u64s(pfc, "pauses_sent");
+        (0..sent.len()).filter(|&i| names[i] == "right" && peers[i] == "left").map(|i| sent[i]).sum::<u64>()
+    };
+    assert!(pauses_over_the_fabric("") > 0, "at 1/8 the fabric link is paused");
+    assert_eq!(pauses_over_the_fabric(", per = \"100Gbps\""), 0, "at 1/2 the burst fits");
+}

@@ -208,8 +208,9 @@ def dcqcn_incast(spec: dict[str, Any], folder: Path) -> Rows:
     flows = spec["senders"] + [spec["fig19_senders"]]
     fluid = _dcqcn_fluid(tuple(flows), spec["fluid_packet_bytes"], end)
     window = fluid["time"] > start
+    every = round(units.parse(base["output"]["queue_sample_interval"]) / fluid["time"][0])  # as the switch samples
     for k, q, link in zip(flows, fluid["queue_bytes"], fluid["link_bps"]):
-        rows += _incast_rows({"scheme": "fluid model", "senders": k}, link[window].mean() / 1e9, list(q[window][:: round(1e-5 / fluid["time"][0])] / 1e3))
+        rows += _incast_rows({"scheme": "fluid model", "senders": k}, link[window].mean() / 1e9, list(q[window][::every] / 1e3))
     return rows
 
 

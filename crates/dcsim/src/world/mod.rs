@@ -691,7 +691,7 @@ impl<'a> World<'a> {
     /// A frame reaches switch `sw` on the link whose egress port (the other
     /// direction) is `in_port`.
     fn switch_receive(&mut self, now: SimTime, sw: u32, in_port: u32, id: PktId) {
-        if self.pfc.is_some() && !self.pfc_arrive(now, sw, in_port, id) {
+        if self.pfc.is_some() && !self.pfc_arrive(now, in_port, id) {
             self.pool.free(id);
             self.packets_dropped += 1;
             return;

@@ -13,7 +13,8 @@ pub(super) const NOT_COUNTED: u32 = u32::MAX;
 /// PFC's settings resolved per port.
 pub(super) struct PfcRun {
     xoff: Xoff,
-    alpha: f64,
+    /// Per port: with xoff = "dynamic", its share of the free buffer.
+    alpha: Vec<f64>,
     xon_offset: u64,
     quanta: u16,
     response: Dur,
@@ -35,6 +36,7 @@ impl PfcRun {
         let cfg = s.switch.pfc.as_ref().expect("PFC configured");
         let lossless = s.pfc_lossless();
         let max_frame = s.max_frame_bytes() + if s.link.framing.preamble() { crate::packet::PREAMBLE } else { 0 };
+        let mut alpha = Vec::with_capacity(net.ports.len());
         let mut headroom = Vec::with_capacity(net.ports.len());
         let mut refresh = Vec::with_capacity(net.ports.len());
         let mut reserved = vec![0; net.kinds.len() - net.num_hosts as usize];
@@ -48,13 +50,14 @@ impl PfcRun {
                 reserved[(p.node - net.num_hosts) as usize] += h * lossless.count_ones() as u64;
             }
             headroom.push(h);
+            alpha.push(cfg.per.map_or(cfg.alpha, |per| (cfg.alpha * p.rate.bps as f64 / per.0.bps as f64).min(1.0)));
             refresh.push(cfg.refresh.map_or_else(|| Dur(pfc::pause_time(cfg.quanta, p.rate).ps() / 2), |r| r.0));
             // Hosts' NICs obey PAUSE frames but never send them.
             p.pfc = Some(Box::new(PfcPort::new(if at_switch { lossless } else { 0 }, s.switch_classes())));
         }
         PfcRun {
             xoff: cfg.xoff,
-            alpha: cfg.alpha,
+            alpha,
             xon_offset: cfg.xon_offset.map_or(2 * max_frame, |b| b.0),
             quanta: cfg.quanta,
             response: cfg.response_time.0,
@@ -71,28 +74,28 @@ impl PfcRun {
 
 impl World<'_> {
     /// The XOFF level of a switch's ingress port now.
-    fn pfc_xoff(&self, sw: u32) -> u64 {
+    fn pfc_xoff(&self, in_port: u32) -> u64 {
         let run = self.pfc.as_ref().expect("PFC");
         match run.xoff {
             Xoff::Bytes(b) => b,
             Xoff::Dynamic => {
-                let i = (sw - self.net.num_hosts) as usize;
+                let i = (self.net.ports[in_port as usize].node - self.net.num_hosts) as usize;
                 let b = &self.net.shared[i];
-                (run.alpha * b.size.saturating_sub(run.reserved[i] + b.used) as f64) as u64
+                (run.alpha[in_port as usize] * b.size.saturating_sub(run.reserved[i] + b.used) as f64) as u64
             }
         }
     }
 
-    /// A frame came in on `in_port` of switch `sw`: count it against its
+    /// A frame came in on a switch's `in_port`: count it against its
     /// class, pause the upstream past XOFF. False: it is beyond the
     /// headroom and dropped (the caller frees it).
-    pub(super) fn pfc_arrive(&mut self, now: SimTime, sw: u32, in_port: u32, id: PktId) -> bool {
+    pub(super) fn pfc_arrive(&mut self, now: SimTime, in_port: u32, id: PktId) -> bool {
         let run = self.pfc.as_ref().expect("PFC");
         let pkt = self.pool.get(id);
         let class = (pkt.dscp as usize).min(run.classes - 1);
         let bytes = pkt.wire_bytes as u64;
         let headroom = run.headroom[in_port as usize];
-        let xoff = self.pfc_xoff(sw);
+        let xoff = self.pfc_xoff(in_port);
         let p = self.net.ports[in_port as usize].pfc.as_mut().expect("a PFC port");
         if !p.is_lossless(class) {
             self.pool.get_mut(id).ingress_port = NOT_COUNTED;
@@ -119,7 +122,7 @@ impl World<'_> {
         let run = self.pfc.as_ref().expect("PFC");
         let class = (pkt.dscp as usize).min(run.classes - 1);
         let bytes = pkt.wire_bytes as u64;
-        let xon = self.pfc_xoff(self.net.ports[in_port as usize].node).saturating_sub(run.xon_offset);
+        let xon = self.pfc_xoff(in_port).saturating_sub(run.xon_offset);
         self.pool.get_mut(id).ingress_port = NOT_COUNTED;
         let p = self.net.ports[in_port as usize].pfc.as_mut().expect("a PFC port");
         if p.depart(class, bytes, xon) == Signal::Xon {
