@@ -1519,6 +1519,18 @@ pub enum RtoFormula {
     Linux,
 }
 
+/// Loss detection of a SACK sender (docs/models/tcp.md, "RACK-TLP").
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// RFC 6675: a segment is lost once DupThresh segments (or
+    /// (DupThresh - 1) x SMSS bytes) above it are SACKed.
+    #[default]
+    Dupthresh,
+    /// RFC 8985: RACK's time-based detection and TLP's tail loss probes.
+    RackTlp,
+}
+
 /// How a sender times its RTT samples (docs/models/tcp.md, "The RTT clock").
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -1604,6 +1616,19 @@ pub struct TcpCfg {
     pub rto_formula: RtoFormula,
     #[serde(default = "three")]
     pub dupthresh: u32,
+    /// How a SACK sender decides a segment is lost: RFC 6675's DupThresh
+    /// rule, or RACK-TLP (RFC 8985; tcp/rack.rs).
+    #[serde(default)]
+    pub loss_detection: LossDetection,
+    /// TLP.max_ack_delay (RFC 8985 §7.2): what a probe timeout adds for the
+    /// peer's delayed ACK when one segment is in flight.
+    #[serde(default = "default_tlp_max_ack_delay")]
+    pub tlp_max_ack_delay: DurV,
+    /// Report a duplicate segment in the first SACK block (DSACK, RFC 2883),
+    /// as Linux does (net.ipv4.tcp_dsack); RACK's reordering window grows
+    /// with them, and TLP tells a needless probe by one.
+    #[serde(default)]
+    pub dsack: bool,
     /// Limited transmit (RFC 3042).
     #[serde(default = "yes")]
     pub limited_transmit: bool,
@@ -2253,6 +2278,10 @@ fn default_rto_formula() -> RtoFormula {
 fn default_rtt_clock() -> RttClock {
     RttClock::Linux
 }
+/// RFC 8985 §7.2: 200 ms, Linux's TCP_DELACK_MAX.
+fn default_tlp_max_ack_delay() -> DurV {
+    DurV(Dur::from_ms(200))
+}
 fn default_delack_timeout() -> DurV {
     DurV(Dur::from_ms(40))
 }
@@ -2811,6 +2840,9 @@ impl Scenario {
         }
         if tcp.dupthresh == 0 || tcp.dupthresh > 1000 {
             return Err(err("tcp.dupthresh", format!("{} is out of range: allowed 1..=1000", tcp.dupthresh)));
+        }
+        if tcp.loss_detection == LossDetection::RackTlp && !tcp.sack {
+            return Err(err("tcp.loss_detection", "\"rack_tlp\" with tcp.sack = false: RACK-TLP works from SACKs (RFC 8985 §4); enable tcp.sack or use \"dupthresh\""));
         }
         if tcp.delayed_ack.count == 0 || tcp.delayed_ack.count > 64 {
             return Err(err("tcp.delayed_ack.count", format!("{} is out of range: allowed 1..=64", tcp.delayed_ack.count)));

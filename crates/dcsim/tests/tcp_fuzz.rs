@@ -41,6 +41,9 @@ const CONFIGS: &[&str] = &[
     "frto = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
     "frto = true\nsack = false\nmin_rto = \"10us\"",
     "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"",
+    // RACK-TLP (RFC 8985), with DSACK, alone and with F-RTO.
+    "loss_detection = \"rack_tlp\"\ndsack = true\nmin_rto = \"0s\"\nrtt_granularity = \"1ns\"",
+    "loss_detection = \"rack_tlp\"\nfrto = true\ncc = \"dctcp\"\nrtt_clock = \"ticks\"\nrto_formula = \"rfc6298\"",
     // Seed 004's stack as the CLUES scenarios set it: a 1 ms clock makes the
     // undo window 500 us, so undos (and restored recoveries) are common.
     "bad_rexmit_undo = true\nrto_forgets_sack = true\nmin_rto = \"0s\"\nrto_formula = \"bsd\"\nrtt_granularity = \"1ms\"\nssthresh_basis = \"freebsd\"\nrecovery_exit = \"flightsize\"\ndetect_lost_retransmits = false",
@@ -236,14 +239,20 @@ proptest! {
             if wire.is_empty() {
                 // Nothing in flight: let the earliest timer fire.
                 let next = pair.ep.iter().enumerate()
-                    .flat_map(|(i, e)| [(e.rto_timer.deadline, i, TimerKind::Rto), (e.delack_timer.deadline, i, TimerKind::DelAck)])
+                    .flat_map(|(i, e)| [(e.rto_timer.deadline, i, TimerKind::Rto), (e.delack_timer.deadline, i, TimerKind::DelAck), (e.rack_timer.deadline, i, TimerKind::Rack)])
                     .filter_map(|(d, i, k)| d.map(|d| (d, i, k)))
                     .min_by_key(|x| x.0);
                 let Some((at, i, kind)) = next else { prop_assert!(false, "stalled with no timer armed"); unreachable!() };
                 pair.now = pair.now.max(at);
-                if kind == TimerKind::Rto { pair.ep[i].rto_timer.cancel() } else { pair.ep[i].delack_timer.cancel() }
+                match kind {
+                    TimerKind::Rto => pair.ep[i].rto_timer.cancel(),
+                    TimerKind::DelAck => pair.ep[i].delack_timer.cancel(),
+                    TimerKind::Rack => pair.ep[i].rack_timer.cancel(),
+                }
+                let timeouts = pair.ep[0].stats.timeouts;
                 wire.extend(pair.timer(i, kind));
-                if i == 0 && kind == TimerKind::Rto {
+                // (A tail loss probe due with the RTO goes instead of it.)
+                if i == 0 && pair.ep[0].stats.timeouts > timeouts {
                     before_timeout = reduced_until;
                     reduced_until = pair.ep[0].snd_max; // a timeout is a new congestion event
                 }
@@ -278,8 +287,10 @@ struct Window {
     cwnd: u64,
     ssthresh: u64,
     newreno_recovery: bool,
+    in_recovery: bool,
     spurious_timeouts: u64,
     fast_retransmits: u64,
+    lost_retransmissions: u64,
     snd_max: u64,
 }
 
@@ -289,8 +300,10 @@ impl Window {
             cwnd: e.cc.cwnd,
             ssthresh: e.cc.ssthresh,
             newreno_recovery: e.in_recovery() && !e.sack_negotiated(),
+            in_recovery: e.in_recovery(),
             spurious_timeouts: e.stats.spurious_timeouts,
             fast_retransmits: e.stats.fast_retransmits,
+            lost_retransmissions: e.stats.lost_retransmissions,
             snd_max: e.snd_max,
         }
     }
@@ -303,7 +316,10 @@ impl Window {
         // 6675 (4.2)), above a window that is slow-starting after a timeout.
         let undone = e.stats.spurious_timeouts > self.spurious_timeouts;
         let recovery_began = e.stats.fast_retransmits > self.fast_retransmits;
-        if e.ecn_negotiated() && ack.has(flags::ECE) && !ack.has(flags::SYN) && !undone && !self.newreno_recovery && !recovery_began {
+        // Leaving a recovery that began inside a timeout's window (slow start
+        // below ssthresh) sets cwnd to ssthresh before the ECN response.
+        let recovery_ended = self.in_recovery && !e.in_recovery();
+        if e.ecn_negotiated() && ack.has(flags::ECE) && !ack.has(flags::SYN) && !undone && !self.newreno_recovery && !recovery_began && !recovery_ended {
             // DCTCP's floor is Linux's, which PRR reaches from below.
             let floor = if p.cc == CongestionControl::Dctcp { p.dctcp_min_cwnd as u64 * e.mss as u64 } else { 0 };
             prop_assert!(e.cc.cwnd <= self.cwnd.max(floor), "cwnd grew from {} to {} on an ECN-Echo (ssthresh {} -> {}, ack {}, snd_una {}, snd_max {}, recovery {}, stats {:?})", self.cwnd, e.cc.cwnd, self.ssthresh, e.cc.ssthresh, ack.ack, e.snd_una, e.snd_max, e.in_recovery(), e.stats);
@@ -311,7 +327,9 @@ impl Window {
         if undone {
             return Ok(before_timeout); // the timeout's reduction is taken back
         }
-        if e.cc.ssthresh < self.ssthresh {
+        // RACK-TLP without PRR answers a lost retransmission again (RFC 8985 §9.3).
+        let relost = e.stats.lost_retransmissions > self.lost_retransmissions;
+        if e.cc.ssthresh < self.ssthresh && !relost {
             // Everything outstanding at the last reduction is acknowledged
             // (RFC 6582 step 1: the ACK "covers more than recover").
             prop_assert!(e.snd_una >= reduced_until,

@@ -240,6 +240,13 @@ impl Cc {
         self.cwr_pending = self.mode != EcnMode::Off;
     }
 
+    /// A second congestion indication within a recovery (a lost
+    /// retransmission, RFC 5681 §3.2; RFC 8985 §9.3): halve again.
+    pub fn cut_again(&mut self, flight: u64, mss: u64) {
+        self.halve(flight, mss);
+        self.cwnd = self.cwnd.min(self.ssthresh);
+    }
+
     /// RFC 6582 §3.2 (4): each further duplicate ACK inflates cwnd by SMSS.
     pub fn inflate(&mut self, mss: u64) {
         self.cwnd += mss;

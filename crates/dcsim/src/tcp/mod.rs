@@ -27,14 +27,16 @@
 
 pub mod cc;
 pub mod clock;
+pub mod rack;
 pub mod ranges;
 pub mod rtt;
 
-use crate::config::{CaCounting, CongestionControl, RecoveryExit, RtoBackoffReset, RttClock, Scenario, SsthreshBasis};
+use crate::config::{CaCounting, CongestionControl, LossDetection, RecoveryExit, RtoBackoffReset, RttClock, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
 use cc::{Cc, EcnMode};
 use clock::SendLog;
 use dcsim_engine::{Dur, SimTime};
+use rack::Rack;
 use ranges::RangeSet;
 use rtt::{Arrear, ArrearParams, RttEstimator, RttParams};
 
@@ -51,6 +53,9 @@ pub struct TcpParams {
     pub dupthresh: u32,
     pub limited_transmit: bool,
     pub detect_lost_retransmits: bool,
+    pub rack_tlp: bool,
+    pub tlp_max_ack_delay: Dur,
+    pub dsack: bool,
     pub ssthresh_basis: SsthreshBasis,
     pub ca_counting: CaCounting,
     pub recovery_exit: RecoveryExit,
@@ -106,6 +111,9 @@ impl TcpParams {
             dupthresh: t.dupthresh,
             limited_transmit: t.limited_transmit,
             detect_lost_retransmits: t.detect_lost_retransmits,
+            rack_tlp: t.loss_detection == LossDetection::RackTlp,
+            tlp_max_ack_delay: t.tlp_max_ack_delay.0,
+            dsack: t.dsack,
             ssthresh_basis: t.ssthresh_basis,
             ca_counting: t.ca_counting,
             recovery_exit: t.recovery_exit,
@@ -195,6 +203,8 @@ impl Timer {
 pub enum TimerKind {
     Rto = 0,
     DelAck = 1,
+    /// RACK's reordering timer or TLP's probe timer (tcp.loss_detection).
+    Rack = 2,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +233,10 @@ pub struct TcpStats {
     pub ce_received: u64,
     /// Timeouts F-RTO found spurious and undid (RFC 5682).
     pub spurious_timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tail_loss_probes: u64,
+    /// Retransmissions found lost (and queued to be sent again).
+    pub lost_retransmissions: u64,
 }
 
 impl TcpStats {
@@ -238,6 +252,8 @@ impl TcpStats {
             duplicate_segments_received: self.duplicate_segments_received - earlier.duplicate_segments_received,
             ce_received: self.ce_received - earlier.ce_received,
             spurious_timeouts: self.spurious_timeouts - earlier.spurious_timeouts,
+            tail_loss_probes: self.tail_loss_probes - earlier.tail_loss_probes,
+            lost_retransmissions: self.lost_retransmissions - earlier.lost_retransmissions,
         }
     }
 }
@@ -393,6 +409,11 @@ pub struct Endpoint {
     rexmits: Vec<(u64, u64, u64)>,
     /// Retransmissions found lost, to send again.
     relost: Vec<(u64, u64)>,
+    /// RACK-TLP's state (tcp.loss_detection = "rack_tlp" with SACK agreed).
+    rack: Option<Box<Rack>>,
+    /// RACK's reordering timer, or TLP's probe timer when `rack_probe`.
+    pub rack_timer: Timer,
+    rack_probe: bool,
     syn_retransmitted: bool,
     pub rtt: RttEstimator,
     /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
@@ -408,6 +429,8 @@ pub struct Endpoint {
     ooo: RangeSet,
     /// Most recently changed out-of-order blocks, newest first (RFC 2018 §4).
     recent_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    /// A duplicate segment to report in the next ACK's first block (RFC 2883).
+    dsack_block: Option<(u64, u64)>,
     fin_seq: Option<u64>,
     ts_recent: u32,
     last_ack_sent: u64,
@@ -491,6 +514,9 @@ impl Endpoint {
             high_rxt: 0,
             rexmits: Vec::new(),
             relost: Vec::new(),
+            rack: None,
+            rack_timer: Timer::default(),
+            rack_probe: false,
             syn_retransmitted: false,
             rtt: RttEstimator::new(),
             arrear: p.arrear.map(|_| Box::default()),
@@ -500,6 +526,7 @@ impl Endpoint {
             rcv_nxt: 0,
             ooo: RangeSet::default(),
             recent_blocks: [(0, 0); MAX_SACK_BLOCKS],
+            dsack_block: None,
             fin_seq: None,
             ts_recent: 0,
             last_ack_sent: 0,
@@ -653,7 +680,7 @@ impl Endpoint {
         if ece {
             pkt.flags |= flags::ECE;
         }
-        if self.sack_ok && !self.ooo.is_empty() {
+        if self.sack_ok && (!self.ooo.is_empty() || self.dsack_block.is_some()) {
             self.fill_sack(pkt);
         }
         self.last_ack_sent = self.rcv_nxt;
@@ -663,15 +690,28 @@ impl Endpoint {
         self.delack_timer.cancel();
     }
 
-    /// SACK blocks, most recent first (RFC 2018 §4), as many as fit.
+    /// SACK blocks, most recent first (RFC 2018 §4), as many as fit; a
+    /// duplicate segment first (DSACK, RFC 2883 §4), followed by the block
+    /// that holds it if it lies above the cumulative ACK.
     #[inline(never)]
-    fn fill_sack(&self, pkt: &mut Packet) {
+    fn fill_sack(&mut self, pkt: &mut Packet) {
         let max = if self.ts_ok { MAX_SACK_BLOCKS_TS } else { MAX_SACK_BLOCKS };
-        for &(a, b) in self.recent_blocks.iter() {
+        let dup = self.dsack_block.take();
+        let holder = dup.and_then(|(a, b)| self.recent_blocks.iter().position(|&(x, y)| x < y && x <= a && b <= y));
+        if let Some((a, b)) = dup {
+            pkt.push_sack(a, b);
+            if let Some(i) = holder {
+                let (x, y) = self.recent_blocks[i];
+                pkt.push_sack(x, y);
+            }
+        }
+        for (i, &(a, b)) in self.recent_blocks.iter().enumerate() {
             if pkt.nsack as usize == max || a >= b {
                 break;
             }
-            pkt.push_sack(a, b);
+            if Some(i) != holder {
+                pkt.push_sack(a, b);
+            }
         }
     }
 
@@ -733,6 +773,7 @@ impl Endpoint {
         }
     }
 
+    #[inline(always)]
     fn restart_rto(&mut self, now: SimTime, p: &TcpParams) {
         if self.snd_una >= self.snd_max {
             self.rto_timer.cancel();
@@ -749,10 +790,16 @@ impl Endpoint {
                 }
             }
             TimerKind::Rto => self.on_rto(now, p, out),
+            TimerKind::Rack if self.rack_probe => self.send_probe(now, p, out),
+            TimerKind::Rack => self.rack_reorder_timeout(now, p, out),
         }
     }
 
     fn on_rto(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        if self.rack_probe && self.rack_timer.deadline.is_some_and(|d| d <= now) {
+            // RFC 8985 §7.2: a probe due when the RTO is sends instead of it.
+            return self.send_probe(now, p, out);
+        }
         self.stats.timeouts += 1;
         self.rtt.backoff = (self.rtt.backoff + 1).min(62);
         self.timed = None; // Karn
@@ -781,6 +828,13 @@ impl Endpoint {
         if p.frto {
             self.frto_timeout();
         }
+        if let Some(rack) = &mut self.rack {
+            // RFC 8985 §6.3 (RACK_mark_losses_on_RTO); the probe episode ends.
+            let reo_wnd = rack.reo_wnd(true, p.dupthresh, self.rtt.srtt);
+            rack.mark_losses_on_rto(now, self.snd_una, reo_wnd);
+            rack.tlp_init();
+            self.rack_timer.cancel();
+        }
         // FreeBSD: a first timeout opens a window of SRTT/2. Seed 004's stack
         // keeps it in sbintime on its high-resolution clock (§5.2), so it is
         // real time here, whatever the RTT clock's resolution.
@@ -799,6 +853,7 @@ impl Endpoint {
         self.timeout_recover = self.snd_max;
         self.recovery = Recovery::Open;
         self.clear_recovery_state();
+        self.relost.clear();
         self.dupacks = 0;
         self.high_rxt = self.snd_una;
         // Go back N from the first unacknowledged byte (SACKed ranges are skipped).
@@ -887,6 +942,8 @@ impl Endpoint {
     fn negotiate(&mut self, pkt: &Packet, p: &TcpParams) {
         self.ts_ok = p.timestamps && pkt.has_ts;
         self.sack_ok = p.sack && pkt.syn_sack_perm;
+        // RACK-TLP needs SACK (RFC 8985 §4); without it, DupThresh it is.
+        self.rack = (p.rack_tlp && self.sack_ok).then(|| Box::new(Rack::new()));
         self.window_scale_agreed = p.window_scale && pkt.syn_wscale.get().is_some();
         if self.window_scale_agreed {
             self.snd_scale = pkt.syn_wscale.get().expect("agreed").min(14);
@@ -988,6 +1045,9 @@ impl Endpoint {
         if duplicate {
             self.stats.duplicate_segments_received += 1;
             self.ack_now = true;
+            if p.dsack && self.sack_ok && pkt.payload > 0 {
+                self.dsack_block = Some((start, end));
+            }
         } else if start <= self.rcv_nxt {
             self.rcv_nxt = self.rcv_nxt.max(end);
             // Pull in out-of-order data that is now contiguous.
@@ -1066,6 +1126,7 @@ impl Endpoint {
         }
         let ece = self.ecn_ok && pkt.has(flags::ECE);
         self.last_ack_ece = ece;
+        let mut exited_recovery = false;
         let old_wnd = self.snd_wnd;
         let snd_una_before = self.snd_una;
         // RFC 9293 §3.10.7.4: only a segment no older than the last one that
@@ -1149,6 +1210,7 @@ impl Endpoint {
                     self.recovery = Recovery::Open;
                     self.clear_recovery_state();
                     self.cc.exit_recovery(self.flight_size(), mss, p.recovery_exit);
+                    exited_recovery = true;
                 }
                 Recovery::Fast { .. } => {
                     if !self.sack_ok {
@@ -1188,7 +1250,7 @@ impl Endpoint {
                     // timeout's go-back-N loses again (Linux does that in its Loss
                     // state), so RFC 6675 §5.1's RecoveryPoint is not applied.
                     let after_timeout = self.sack_ok || self.snd_una > self.timeout_recover;
-                    if after_timeout && (self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p))) {
+                    if self.rack.is_none() && after_timeout && (self.dupacks >= p.dupthresh || (self.sack_ok && self.is_lost(self.snd_una, p))) {
                         self.enter_recovery(now, p, out);
                     }
                 }
@@ -1198,6 +1260,9 @@ impl Endpoint {
                     }
                 }
             }
+        }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, pkt, snd_una_before, exited_recovery, p, out);
         }
         if self.frto != Frto::Off {
             let duplicate = ack == snd_una_before
@@ -1239,6 +1304,9 @@ impl Endpoint {
     /// below it is lost (RFC 6675 IsLost: more than (DupThresh-1)*SMSS bytes,
     /// or DupThresh discontiguous ranges, SACKed above it).
     fn lost_boundary(&self, p: &TcpParams) -> u64 {
+        if let Some(rack) = &self.rack {
+            return rack.lost_below();
+        }
         let threshold = (p.dupthresh as u64 - 1) * self.mss as u64;
         let mut acc = 0u64;
         let mut by_bytes = 0u64;
@@ -1284,6 +1352,7 @@ impl Endpoint {
                 false // delivered
             } else if highest_sacked > sent_before {
                 self.relost.push((a, b));
+                self.stats.lost_retransmissions += 1;
                 false
             } else {
                 true
@@ -1298,14 +1367,24 @@ impl Endpoint {
     }
 
     fn enter_recovery(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
-        self.clear_recovery_state();
+        match &mut self.rack {
+            Some(rack) => {
+                rack.tlp_init();
+                rack.cut_for_relost = false;
+                if self.rack_probe {
+                    self.rack_probe = false;
+                    self.rack_timer.cancel();
+                }
+            }
+            None => self.clear_recovery_state(),
+        }
         self.partial_ack_restarted = false;
         self.stats.fast_retransmits += 1;
         self.recovery = Recovery::Fast { recover: self.snd_max };
         let mss = self.mss as u64;
         // Inside a timeout's window (SACK only reaches here), the timeout was
         // this window's reduction: recovery repairs, it does not cut again.
-        let repair_only = self.snd_una <= self.timeout_recover;
+        let repair_only = self.snd_una <= self.timeout_recover || self.rack.as_ref().is_some_and(|r| self.snd_una <= r.reduced_until);
         self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_una, self.snd_max, repair_only);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
@@ -1328,11 +1407,161 @@ impl Endpoint {
         self.stats.retransmits += 1;
         self.timed = None; // Karn: no sample from a retransmitted range
         self.high_rxt = self.high_rxt.max(end + fin as u64);
-        if p.detect_lost_retransmits && self.sack_ok && self.recovery != Recovery::Open {
+        if p.detect_lost_retransmits && self.sack_ok && self.rack.is_none() && self.recovery != Recovery::Open {
             self.rexmits.push((seq, end.max(seq + fin as u64), self.snd_max));
         }
         self.emit_segment(now, Segment { seq, end, fin, retx: true }, p, out);
         end - seq
+    }
+
+    // ---- RACK-TLP (RFC 8985; tcp/rack.rs) ------------------------------------------------
+
+    /// RACK's steps on an ACK (§6.2), the start of recovery on a loss it
+    /// finds (§6.3), the reordering timer, and TLP's check of an
+    /// outstanding probe (§7.4) with its congestion response.
+    #[inline(never)]
+    fn rack_on_ack(&mut self, now: SimTime, pkt: &Packet, snd_una_before: u64, exited_recovery: bool, p: &TcpParams, out: &mut TcpOut) {
+        let ack = pkt.ack;
+        // The ACK's blocks within [ack, snd_max), and whether the first
+        // reports a duplicate (RFC 2883 §4: below the cumulative ACK, or
+        // inside the second block).
+        let (mut blocks, mut n) = ([(0u64, 0u64); MAX_SACK_BLOCKS], 0);
+        for (a, b) in pkt.sack_blocks() {
+            let (a, b) = (a.max(ack), b.min(self.snd_max));
+            if a < b {
+                blocks[n] = (a, b);
+                n += 1;
+            }
+        }
+        let mut sack = pkt.sack_blocks();
+        let dsack = sack.next().filter(|&(a, b)| b <= ack || sack.next().is_some_and(|(x, y)| x <= a && b <= y));
+        let info = rack::AckInfo {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            dsack: dsack.is_some(),
+            in_recovery: self.recovery != Recovery::Open,
+            exiting_recovery: exited_recovery,
+            srtt: self.rtt.srtt,
+            echo: (self.ts_ok && pkt.has_ts).then_some((pkt.ts_ecr, p.rtt.ts_tick)),
+        };
+        let dupack_without_sack = ack == snd_una_before && pkt.payload == 0 && pkt.nsack == 0 && snd_una_before < self.snd_max;
+        let rack = self.rack.as_deref_mut().expect("RACK on");
+        let dsack_of_probe = dsack.is_some_and(|(_, b)| Some(b) == rack.tlp_end_seq);
+        let scoreboard = &self.scoreboard;
+        rack.on_ack(now, &info, &blocks[..n], |a, b| scoreboard.covers(a, b));
+        let probe_repaired = rack.tlp_on_ack(info.snd_una, dsack_of_probe, dupack_without_sack);
+        self.rack_detect(now, p, out);
+        if probe_repaired && self.recovery == Recovery::Open && self.snd_una > self.timeout_recover {
+            // §7.4.2: the probe repaired a loss that nothing else saw; the
+            // response is fast recovery's window reduction.
+            let (mss, cwnd) = (self.mss as u64, self.cc.cwnd);
+            self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, true, self.snd_una, self.snd_max, false);
+            self.cc.cwnd = self.cc.cwnd.min(cwnd); // a response never raises the window
+            // A loss found later in this window was part of the same event (RFC 5681 §3.2).
+            self.rack.as_deref_mut().expect("RACK on").reduced_until = self.snd_max;
+        }
+        if info.snd_una >= self.snd_max {
+            self.rack_timer.cancel();
+        } else if ack > snd_una_before {
+            self.arm_probe(now, p); // §7.2: on new data acknowledged
+        }
+    }
+
+    /// RACK_detect_loss_and_arm_timer (§6.2 Step 5): mark losses, start
+    /// recovery if any (§6.3), and arm the reordering timer for segments
+    /// still inside the window.
+    fn rack_detect(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        let rack = self.rack.as_deref_mut().expect("RACK on");
+        let reo_wnd = rack.reo_wnd(self.recovery != Recovery::Open, p.dupthresh, self.rtt.srtt);
+        let relost_before = self.relost.len();
+        let timeout = rack.detect_loss(now, reo_wnd, &mut self.relost);
+        let lost = rack.lost_below() > self.snd_una || !self.relost.is_empty();
+        self.stats.lost_retransmissions += (self.relost.len() - relost_before) as u64;
+        if self.relost.len() > relost_before && matches!(self.recovery, Recovery::Fast { .. }) && !rack.cut_for_relost {
+            // §9.3: without PRR, a lost retransmission is a second
+            // congestion indication (RFC 5681 §3.2), answered once per recovery.
+            rack.cut_for_relost = true;
+            let basis = self.halving_basis(p, self.flight_size(), false);
+            self.cc.cut_again(basis, self.mss as u64);
+        }
+        if timeout > Dur::ZERO {
+            self.rack_timer.arm(now + timeout);
+            self.rack_probe = false;
+        } else if !self.rack_probe {
+            self.rack_timer.cancel();
+        }
+        if lost && self.recovery == Recovery::Open && self.state == State::Established {
+            self.enter_recovery(now, p, out);
+        }
+    }
+
+    #[inline(never)]
+    fn rack_reorder_timeout(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.rack_detect(now, p, out);
+        self.try_send(now, p, out);
+    }
+
+    /// TLP's probe timer (§7.2), after new data is sent or new data is
+    /// acknowledged: not during a fast or timeout recovery, nor with
+    /// segments SACKed, nor while RACK's reordering timer runs.
+    #[inline(never)]
+    fn arm_probe(&mut self, now: SimTime, p: &TcpParams) {
+        let Some(rack) = &self.rack else { return };
+        let in_timeout_recovery = self.snd_una <= self.timeout_recover && self.rtt.backoff > 0;
+        if self.recovery != Recovery::Open || in_timeout_recovery || rack.segs_sacked() > 0 || self.snd_una >= self.snd_max {
+            return;
+        }
+        if self.rack_timer.deadline.is_some() && !self.rack_probe {
+            return;
+        }
+        let Some(rto_at) = self.rto_timer.deadline else { return };
+        let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
+        let one_segment = self.flight_size() <= self.mss as u64;
+        self.rack_timer.arm(Rack::pto(srtt, one_segment, p.tlp_max_ack_delay, now, rto_at));
+        self.rack_probe = true;
+    }
+
+    /// TLP_send_probe (§7.3): with no probe outstanding and an RTT
+    /// measured since the last, one new segment if the application and the
+    /// receive window allow, else the last segment sent again; cwnd does
+    /// not limit it. The RTO restarts after the attempt.
+    #[inline(never)]
+    fn send_probe(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
+        self.rack_probe = false;
+        self.rack_timer.cancel();
+        if self.state != State::Established || self.snd_una >= self.snd_max || self.recovery != Recovery::Open {
+            return;
+        }
+        self.restart_rto(now, p);
+        let rack = self.rack.as_deref().expect("RACK on");
+        if rack.tlp_end_seq.is_some() || !rack.sampled_since_probe {
+            return;
+        }
+        let mss = self.mss as u64;
+        let seq = self.snd_max;
+        let is_retrans = if self.app_end > seq && seq < self.snd_una + self.snd_wnd && self.snd_nxt == seq {
+            let end = (seq + mss).min(self.app_end).min(self.snd_una + self.snd_wnd);
+            let fin = self.fin_queued && end == self.app_end;
+            self.emit_segment(now, Segment { seq, end, fin, retx: false }, p, out);
+            self.snd_nxt = end + fin as u64;
+            self.rack_timer.cancel(); // a probe does not re-arm the probe timer
+            self.rack_probe = false;
+            false
+        } else {
+            // The highest-sequence segment: the last MSS-sized piece below
+            // snd_max (the FIN alone if that is all that is left).
+            let data_end = self.snd_max - (self.fin_queued && self.snd_max > self.app_end) as u64;
+            let start = data_end.saturating_sub(mss).max(self.snd_una);
+            if self.retransmit_at(now, start, p, out) == 0 && data_end == self.snd_max {
+                return;
+            }
+            true
+        };
+        self.stats.tail_loss_probes += 1;
+        let rack = self.rack.as_deref_mut().expect("RACK on");
+        rack.tlp_end_seq = Some(self.snd_max);
+        rack.tlp_is_retrans = is_retrans;
+        rack.sampled_since_probe = false;
     }
 
     // ---- sending ------------------------------------------------------------------------
@@ -1384,6 +1613,11 @@ impl Endpoint {
         if p.rtt.clock != RttClock::Ticks && seq_end > seq {
             self.send_log.sent(seq, seq_end, now, retx);
         }
+        let mut new_data_sent = false;
+        if let (Some(rack), true) = (&mut self.rack, seq_end > seq) {
+            rack.sent(seq, seq_end, now, retx);
+            new_data_sent = !retx;
+        }
         if seq_end > self.snd_max {
             self.snd_max = seq_end;
         }
@@ -1391,6 +1625,9 @@ impl Endpoint {
         self.stats.data_bytes_sent += pkt.payload as u64;
         out.packets.push(pkt);
         self.arm_rto_if_idle(now, p);
+        if new_data_sent {
+            self.arm_probe(now, p); // RFC 8985 §7.2: after sending new data
+        }
     }
 
     fn send_pure_ack(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
@@ -1579,8 +1816,9 @@ impl Endpoint {
             }
             // Rule 3: an un-SACKed byte above HighRxt, below the highest
             // SACKed byte (1.a, 1.b), not yet deemed lost.
+            // (Not with RACK, which resends only what it deems lost, as Linux.)
             let highest_sacked = self.scoreboard.iter().next_back().map_or(0, |r| r.1);
-            if s1 < highest_sacked {
+            if s1 < highest_sacked && self.rack.is_none() {
                 let n = self.retransmit_at(now, s1, p, out);
                 if n == 0 {
                     break;
@@ -1986,6 +2224,79 @@ mod tests {
         // With the detection off, only the RTO would repair it.
         let (_, again, _) = lose_a_retransmission("detect_lost_retransmits = false");
         assert!(again.is_empty());
+    }
+
+    #[test]
+    fn rack_finds_a_lost_retransmission_by_time() {
+        let (segs, again, timeouts) = lose_a_retransmission("loss_detection = \"rack_tlp\"\ndetect_lost_retransmits = false");
+        assert_eq!(again.len(), 1, "RACK resends it once data sent after it is SACKed");
+        assert_eq!(again[0].seq, segs[2].seq);
+        assert_eq!(timeouts, 0);
+    }
+
+    /// RFC 8985 §3.2: the last three of ten segments are lost. With RACK-TLP
+    /// a probe (the tenth again) goes out after two SRTTs, its SACK shows
+    /// the other two lost, and fast recovery repairs them: no timeout.
+    /// With DupThresh only the RTO can.
+    #[test]
+    fn a_tail_loss_probe_turns_a_timeout_into_fast_recovery() {
+        for rack in [true, false] {
+            let config = if rack { "loss_detection = \"rack_tlp\"\n" } else { "" };
+            let mut pair = Pair::connected(params(&format!("rtt_clock = \"linux\"\ndelayed_ack = {{ enabled = false }}\n{config}")));
+            let segs = data(&mut pair, 10);
+            let acks: Vec<Packet> = segs[..7].iter().flat_map(|s| pair.to(1, s)).collect();
+            for a in &acks {
+                assert!(pair.to(0, a).is_empty());
+            }
+            let rto_at = pair.ep[0].rto_timer.deadline.expect("RTO armed");
+            let Some(pto) = pair.ep[0].rack_timer.deadline else {
+                assert!(!rack, "RACK-TLP arms a probe");
+                continue;
+            };
+            assert!(rack);
+            // 2 SRTT after the last ACK (its clock is in whole microseconds).
+            assert_eq!(pto, pair.now + pair.ep[0].rtt.srtt.saturating_mul(2));
+            assert!(pto < rto_at);
+            pair.now = pto;
+            let mut out = TcpOut::default();
+            pair.ep[0].on_timer(pto, TimerKind::Rack, &pair.p, &mut out);
+            pair.ep[0].flush(pto, &pair.p, &mut out);
+            assert_eq!(out.packets.len(), 1, "one probe");
+            let probe = out.packets[0];
+            assert!(probe.is_retx && probe.seq == segs[9].seq, "the highest segment again (no new data)");
+            assert_eq!(pair.ep[0].stats.tail_loss_probes, 1);
+            let sack = pair.to(1, &probe).remove(0);
+            assert_eq!(sack.ack, segs[7].seq);
+            // The probe's ACK takes an RTT like the others (the test wire is
+            // faster than that, and RACK would take it for the original's).
+            pair.now += pair.ep[0].rtt.srtt;
+            let repairs = pair.to(0, &sack);
+            assert_eq!(repairs.iter().map(|p| p.seq).collect::<Vec<_>>(), [segs[7].seq, segs[8].seq]);
+            assert!(pair.ep[0].in_recovery());
+            let mut last = Vec::new();
+            for r in &repairs {
+                last = pair.to(1, r);
+            }
+            pair.to(0, &last[0]);
+            assert!(!pair.ep[0].in_recovery() && pair.ep[0].snd_una == pair.ep[0].snd_max);
+            assert_eq!((pair.ep[0].stats.timeouts, pair.ep[0].stats.fast_retransmits), (0, 1));
+        }
+    }
+
+    /// RFC 2883: a duplicate segment is reported in the first SACK block,
+    /// and the sender reads it as such.
+    #[test]
+    fn a_duplicate_segment_is_reported_as_a_dsack() {
+        let mut pair = Pair::connected(params("dsack = true"));
+        let segs = data(&mut pair, 2);
+        let ack = pair.to(1, &segs[0]).remove(0);
+        pair.to(1, &segs[1]);
+        let dup = pair.to(1, &segs[0]).remove(0);
+        let blocks: Vec<(u64, u64)> = dup.sack_blocks().collect();
+        assert_eq!(blocks, [(segs[0].seq, segs[0].seq + segs[0].payload as u64)]);
+        assert!(ack.nsack == 0 && dup.ack > blocks[0].1, "below the cumulative ACK: a DSACK");
+        let next = pair.to(1, &segs[1]).remove(0);
+        assert_eq!(next.nsack, 1, "each duplicate is reported once");
     }
 
     #[test]

@@ -604,6 +604,7 @@ impl<'a> World<'a> {
                 let timer = match kind {
                     TimerKind::Rto => &mut e.rto_timer,
                     TimerKind::DelAck => &mut e.delack_timer,
+                    TimerKind::Rack => &mut e.rack_timer,
                 };
                 if timer.fire(now, gen) {
                     self.out.clear();
@@ -980,6 +981,9 @@ impl<'a> World<'a> {
         }
         if let Some((t, gen)) = e.delack_timer.needs_event() {
             self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::DelAck, gen });
+        }
+        if let Some((t, gen)) = e.rack_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rack, gen });
         }
     }
 

@@ -13,6 +13,7 @@ impl World<'_> {
         let (mut retx, mut fast, mut tos, mut spur, mut ecnr, mut conn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::with_capacity(n));
         let mut dscp = Vec::with_capacity(n);
         let mut undone = Vec::with_capacity(n);
+        let mut probes = Vec::with_capacity(n);
         let (mut min_rtt, mut srtt) = (Vec::with_capacity(n), Vec::with_capacity(n));
         // RDMA flows keep their counters in their records (rdma_snapshot).
         let rdma = self.rdma.is_some();
@@ -44,6 +45,7 @@ impl World<'_> {
             tos.push(s.timeouts);
             ecnr.push(s.ecn_reductions);
             undone.push(s.spurious_timeouts);
+            probes.push(s.tail_loss_probes);
             spur.push(r.duplicate_segments_received);
             let rtt = if f.end.is_some() || f.conn == u32::MAX || rdma { f.sender_rtt } else { self.eps[f.endpoints().0 as usize].rtt.summary() };
             min_rtt.push(rtt.map_or(f64::NAN, |r| r.0.as_secs_f64()));
@@ -107,6 +109,7 @@ impl World<'_> {
             .col("spurious_retransmits", Col::U64(spur))
             .col("ecn_reductions", Col::U64(ecnr))
             .col("spurious_timeouts", Col::U64(undone))
+            .col("tail_loss_probes", Col::U64(probes))
             .col("min_rtt", Col::F64(min_rtt))
             .col("srtt", Col::F64(srtt))
     }
