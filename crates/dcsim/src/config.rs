@@ -1519,7 +1519,7 @@ pub enum RtoFormula {
     Linux,
 }
 
-/// Loss detection of a SACK sender (docs/models/tcp.md, "RACK-TLP").
+/// Loss detection of a SACK sender (docs/models/rack-tlp.md).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDetection {

@@ -117,16 +117,16 @@ impl Run {
             return Err(format!("time goes backwards: {t:?} < {:?}", self.now));
         }
         loop {
-            let due = [(self.ep.rto_timer.deadline, TimerKind::Rto), (self.ep.delack_timer.deadline, TimerKind::DelAck)]
+            let due = [(self.ep.rto_timer.deadline, TimerKind::Rto), (self.ep.delack_timer.deadline, TimerKind::DelAck), (self.ep.rack_timer.deadline, TimerKind::Rack)]
                 .into_iter()
                 .filter_map(|(d, k)| d.filter(|d| *d <= t).map(|d| (d, k)))
                 .min_by_key(|x| x.0);
             let Some((at, kind)) = due else { break };
             self.now = at;
-            if kind == TimerKind::Rto {
-                self.ep.rto_timer.cancel();
-            } else {
-                self.ep.delack_timer.cancel();
+            match kind {
+                TimerKind::Rto => self.ep.rto_timer.cancel(),
+                TimerKind::DelAck => self.ep.delack_timer.cancel(),
+                TimerKind::Rack => self.ep.rack_timer.cancel(),
             }
             let mut out = TcpOut::default();
             self.ep.on_timer(at, kind, &self.p, &mut out);
@@ -294,6 +294,11 @@ impl Run {
                     (format!("{left:?}"), format!("{:?}", Some(parse_dur(value)?)))
                 }
                 "timer" => (if self.ep.rto_timer.deadline.is_some() { "armed" } else { "off" }.into(), value.into()),
+                "rack_timer" => {
+                    let left = self.ep.rack_timer.deadline.map(|d| d.since(self.now));
+                    (format!("{left:?}"), if value == "off" { "None".into() } else { format!("{:?}", Some(parse_dur(value)?)) })
+                }
+                "probes" => (self.ep.stats.tail_loss_probes.to_string(), value.into()),
                 "timeouts" => (self.ep.stats.timeouts.to_string(), value.into()),
                 "fast_retransmits" => (self.ep.stats.fast_retransmits.to_string(), value.into()),
                 "ecn_reductions" => (self.ep.stats.ecn_reductions.to_string(), value.into()),

@@ -8,8 +8,8 @@
 //! This file keeps RACK's and TLP's state and answers the endpoint's
 //! questions (what is lost, when to look again, when to probe); the endpoint
 //! (tcp/mod.rs) sends, retransmits and reduces its window. The names follow
-//! the RFC's pseudocode (RACK.xmit_ts, RACK.end_seq, ...). docs/models/tcp.md
-//! ("RACK-TLP") lists the sources and the deviations.
+//! the RFC's pseudocode (RACK.xmit_ts, RACK.end_seq, ...).
+//! docs/models/rack-tlp.md lists the sources and the deviations.
 
 use dcsim_engine::{Dur, SimTime};
 
