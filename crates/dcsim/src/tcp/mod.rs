@@ -1439,9 +1439,7 @@ impl Endpoint {
             snd_una: self.snd_una,
             snd_nxt: self.snd_max,
             dsack: dsack.is_some(),
-            in_recovery: self.recovery != Recovery::Open,
             exiting_recovery: exited_recovery,
-            srtt: self.rtt.srtt,
             echo: (self.ts_ok && pkt.has_ts).then_some((pkt.ts_ecr, p.rtt.ts_tick)),
         };
         let dupack_without_sack = ack == snd_una_before && pkt.payload == 0 && pkt.nsack == 0 && snd_una_before < self.snd_max;

@@ -39,12 +39,8 @@ pub struct AckInfo {
     pub snd_nxt: u64,
     /// The ACK carries a DSACK block (RFC 2883).
     pub dsack: bool,
-    /// The sender is in fast recovery or a timeout's recovery.
-    pub in_recovery: bool,
     /// This ACK ends a recovery (RFC 8985 §6.2 Step 4's persistence count).
     pub exiting_recovery: bool,
-    /// The connection's smoothed RTT (RFC 6298 SRTT).
-    pub srtt: Dur,
     /// TSecr of the ACK, and the length of a timestamp tick, when timestamps
     /// are in use (Step 2's check for a retransmission's ambiguous sample).
     pub echo: Option<(u32, Dur)>,
@@ -338,17 +334,17 @@ mod tests {
     fn ms(x: u64) -> SimTime {
         SimTime(Dur::from_ms(x).ps())
     }
-    fn info(snd_una: u64, snd_nxt: u64, in_recovery: bool) -> AckInfo {
-        AckInfo { snd_una, snd_nxt, dsack: false, in_recovery, exiting_recovery: false, srtt: Dur::from_ms(100), echo: None }
+    fn info(snd_una: u64, snd_nxt: u64) -> AckInfo {
+        AckInfo { snd_una, snd_nxt, dsack: false, exiting_recovery: false, echo: None }
     }
     /// Segment i of 1000 bytes: [1 + 1000 i, 1 + 1000 (i + 1)).
     fn seg(i: u64) -> (u64, u64) {
         (1 + 1000 * i, 1 + 1000 * (i + 1))
     }
     /// Deliver an ACK of `ack` SACKing `blocks` (the scoreboard is the blocks).
-    fn ack(r: &mut Rack, at: SimTime, ack: u64, blocks: &[(u64, u64)], in_recovery: bool) {
+    fn ack(r: &mut Rack, at: SimTime, ack: u64, blocks: &[(u64, u64)]) {
         let covered = |a: u64, b: u64| blocks.iter().any(|&(x, y)| x <= a && b <= y);
-        r.on_ack(at, &info(ack, seg(9).1, in_recovery), blocks, covered);
+        r.on_ack(at, &info(ack, seg(9).1), blocks, covered);
     }
     fn detect(r: &mut Rack, at: SimTime, in_recovery: bool) -> (Dur, Vec<(u64, u64)>) {
         let mut relost = Vec::new();
@@ -365,13 +361,13 @@ mod tests {
         for i in 0..4 {
             r.sent(seg(i).0, seg(i).1, ms(0), false);
         }
-        ack(&mut r, ms(100), seg(0).1, &[], false);
+        ack(&mut r, ms(100), seg(0).1, &[]);
         assert_eq!(detect(&mut r, ms(100), false).0, Dur::ZERO, "nothing was sent after P0");
         // TLP_calc_PTO after the ACK: 2 SRTT, well before the RTO at 1.1 s.
         assert_eq!(Rack::pto(Some(Dur::from_ms(100)), false, Dur::from_ms(200), ms(100), ms(1100)), ms(300));
         // The probe retransmits the highest segment, P3, at 300 ms; its SACK comes back at 400 ms.
         r.sent(seg(3).0, seg(3).1, ms(300), true);
-        ack(&mut r, ms(400), seg(0).1, &[seg(3)], false);
+        ack(&mut r, ms(400), seg(0).1, &[seg(3)]);
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(25), "one SACKed segment: min_RTT / 4");
         let (timeout, relost) = detect(&mut r, ms(400), false);
         assert_eq!((timeout, relost.len()), (Dur::ZERO, 0));
@@ -379,7 +375,7 @@ mod tests {
         // Recovery retransmits P1 and P2 at 400 ms; P1's copy is lost, P2's SACKed at 500 ms.
         r.sent(seg(1).0, seg(1).1, ms(400), true);
         r.sent(seg(2).0, seg(2).1, ms(400), true);
-        ack(&mut r, ms(500), seg(0).1, &[(seg(2).0, seg(3).1)], true);
+        ack(&mut r, ms(500), seg(0).1, &[(seg(2).0, seg(3).1)]);
         assert_eq!(r.reo_wnd(true, 3, Dur::from_ms(100)), Dur::ZERO, "in recovery, no reordering seen");
         let (_, relost) = detect(&mut r, ms(500), true);
         assert_eq!(relost, [seg(1)], "P1's retransmission is lost: 400 + 100 + 0 - 500 <= 0");
@@ -391,7 +387,7 @@ mod tests {
     fn rfc8985_section_3_5_rto_marks_only_what_has_had_time() {
         let mut r = Rack::new();
         r.sent(seg(0).0, seg(0).1, ms(0), false);
-        ack(&mut r, ms(100), seg(0).1, &[], false); // RACK.rtt = 100 ms
+        ack(&mut r, ms(100), seg(0).1, &[]); // RACK.rtt = 100 ms
         r.sent(seg(1).0, seg(1).1, ms(100), false);
         r.sent(seg(2).0, seg(2).1, ms(1090), false);
         r.sent(seg(3).0, seg(3).1, ms(1090), false);
@@ -406,15 +402,15 @@ mod tests {
     fn rfc8985_section_9_1_drops_at_the_tail_of_a_flight() {
         let mut r = Rack::new();
         r.sent(seg(0).0, seg(0).1, ms(0), false);
-        ack(&mut r, ms(100), seg(0).1, &[], false);
+        ack(&mut r, ms(100), seg(0).1, &[]);
         for (i, t) in [(1, 100), (2, 150), (3, 200)] {
             r.sent(seg(i).0, seg(i).1, ms(t), false);
         }
-        ack(&mut r, ms(250), seg(0).1, &[seg(2)], false);
+        ack(&mut r, ms(250), seg(0).1, &[seg(2)]);
         let (timeout, _) = detect(&mut r, ms(250), false);
         assert_eq!((r.lost_below(), timeout), (seg(1).1, Dur::ZERO), "P1: 100 + 100 + 25 <= 250");
         r.sent(seg(1).0, seg(1).1, ms(250), true);
-        ack(&mut r, ms(350), seg(2).1, &[], true);
+        ack(&mut r, ms(350), seg(2).1, &[]);
         detect(&mut r, ms(350), true);
         assert_eq!(r.lost_below(), seg(3).1, "P3, sent before R1, is lost");
     }
@@ -426,16 +422,16 @@ mod tests {
     fn reordering_keeps_the_window_and_arms_the_timer() {
         let mut r = Rack::new();
         r.sent(seg(0).0, seg(0).1, ms(0), false);
-        ack(&mut r, ms(100), seg(0).1, &[], false);
+        ack(&mut r, ms(100), seg(0).1, &[]);
         for i in 1..6 {
             r.sent(seg(i).0, seg(i).1, ms(100 + i), false);
         }
         // P3 first, then P2 (reordered), then P4 and P5: four SACKed, P1 missing.
-        ack(&mut r, ms(203), seg(0).1, &[seg(3)], false);
+        ack(&mut r, ms(203), seg(0).1, &[seg(3)]);
         assert!(!r.reordering_seen);
-        ack(&mut r, ms(204), seg(0).1, &[(seg(2).0, seg(3).1)], false);
+        ack(&mut r, ms(204), seg(0).1, &[(seg(2).0, seg(3).1)]);
         assert!(r.reordering_seen);
-        ack(&mut r, ms(205), seg(0).1, &[(seg(2).0, seg(5).1)], false);
+        ack(&mut r, ms(205), seg(0).1, &[(seg(2).0, seg(5).1)]);
         assert_eq!(r.segs_sacked(), 4);
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(25));
         let (timeout, _) = detect(&mut r, ms(205), false);
@@ -451,16 +447,16 @@ mod tests {
     fn dsack_rounds_grow_the_window_and_sixteen_clean_recoveries_reset_it() {
         let mut r = Rack::new();
         r.sent(seg(0).0, seg(0).1, ms(0), false);
-        ack(&mut r, ms(100), seg(0).1, &[], false);
+        ack(&mut r, ms(100), seg(0).1, &[]);
         r.reordering_seen = true;
-        let dsack = |una| AckInfo { dsack: true, ..info(una, seg(5).1, false) };
+        let dsack = |una| AckInfo { dsack: true, ..info(una, seg(5).1) };
         r.on_ack(ms(110), &dsack(seg(0).1), &[], |_, _| false);
         r.on_ack(ms(120), &dsack(seg(0).1), &[], |_, _| false); // same round: no growth
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(50));
         r.on_ack(ms(130), &dsack(seg(5).1), &[], |_, _| false); // next round
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(75));
         for _ in 0..16 {
-            r.on_ack(ms(140), &AckInfo { exiting_recovery: true, ..info(seg(5).1, seg(5).1, false) }, &[], |_, _| false);
+            r.on_ack(ms(140), &AckInfo { exiting_recovery: true, ..info(seg(5).1, seg(5).1) }, &[], |_, _| false);
         }
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(25));
         // Bounded by SRTT.
