@@ -1624,6 +1624,11 @@ pub struct TcpCfg {
     /// peer's delayed ACK when one segment is in flight.
     #[serde(default = "default_tlp_max_ack_delay")]
     pub tlp_max_ack_delay: DurV,
+    /// What a probe timeout adds when more than one segment is in flight:
+    /// none in RFC 8985 §7.2; Linux adds TCP_TIMEOUT_MIN, two jiffies
+    /// (tcp_schedule_loss_probe).
+    #[serde(default)]
+    pub tlp_slack: DurV,
     /// Report a duplicate segment in the first SACK block (DSACK, RFC 2883),
     /// as Linux does (net.ipv4.tcp_dsack); RACK's reordering window grows
     /// with them, and TLP tells a needless probe by one.

@@ -55,6 +55,7 @@ pub struct TcpParams {
     pub detect_lost_retransmits: bool,
     pub rack_tlp: bool,
     pub tlp_max_ack_delay: Dur,
+    pub tlp_slack: Dur,
     pub dsack: bool,
     pub ssthresh_basis: SsthreshBasis,
     pub ca_counting: CaCounting,
@@ -113,6 +114,7 @@ impl TcpParams {
             detect_lost_retransmits: t.detect_lost_retransmits,
             rack_tlp: t.loss_detection == LossDetection::RackTlp,
             tlp_max_ack_delay: t.tlp_max_ack_delay.0,
+            tlp_slack: t.tlp_slack.0,
             dsack: t.dsack,
             ssthresh_basis: t.ssthresh_basis,
             ca_counting: t.ca_counting,
@@ -1515,7 +1517,9 @@ impl Endpoint {
         let Some(rto_at) = self.rto_timer.deadline else { return };
         let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
         let one_segment = self.flight_size() <= self.mss as u64;
-        self.rack_timer.arm(Rack::pto(srtt, one_segment, p.tlp_max_ack_delay, now, rto_at));
+        let pto = Rack::pto(srtt, if one_segment { p.tlp_max_ack_delay } else { p.tlp_slack });
+        // On Linux's jiffy timer with rto_formula = "linux", as its RTO.
+        self.rack_timer.arm(p.rtt.deadline(now, pto).min(rto_at));
         self.rack_probe = true;
     }
 

@@ -291,15 +291,15 @@ impl Rack {
         self.lost_below
     }
 
-    /// TLP_calc_PTO (RFC 8985 §7.2): twice SRTT, plus the peer's worst-case
-    /// delayed-ACK time when only one segment is in flight; one second
-    /// without an RTT sample; never later than the RTO would fire.
-    pub fn pto(srtt: Option<Dur>, one_segment_in_flight: bool, max_ack_delay: Dur, now: SimTime, rto_at: SimTime) -> SimTime {
-        let pto = match srtt {
-            Some(srtt) => srtt.saturating_mul(2) + if one_segment_in_flight { max_ack_delay } else { Dur::ZERO },
+    /// TLP_calc_PTO (RFC 8985 §7.2): twice SRTT plus `extra` (the peer's
+    /// worst-case delayed-ACK time when only one segment is in flight,
+    /// TLP.max_ack_delay; else any slack the stack adds); one second without
+    /// an RTT sample. The caller caps it at the RTO's expiry.
+    pub fn pto(srtt: Option<Dur>, extra: Dur) -> Dur {
+        match srtt {
+            Some(srtt) => srtt.saturating_mul(2) + extra,
             None => Dur::from_secs(1),
-        };
-        (now + pto).min(rto_at)
+        }
     }
 
     /// TLP_process_ack (RFC 8985 §7.4.2): does this ACK end the probe's
@@ -363,8 +363,8 @@ mod tests {
         }
         ack(&mut r, ms(100), seg(0).1, &[]);
         assert_eq!(detect(&mut r, ms(100), false).0, Dur::ZERO, "nothing was sent after P0");
-        // TLP_calc_PTO after the ACK: 2 SRTT, well before the RTO at 1.1 s.
-        assert_eq!(Rack::pto(Some(Dur::from_ms(100)), false, Dur::from_ms(200), ms(100), ms(1100)), ms(300));
+        // TLP_calc_PTO after the ACK: 2 SRTT (200 ms), well before the RTO.
+        assert_eq!(Rack::pto(Some(Dur::from_ms(100)), Dur::ZERO), Dur::from_ms(200));
         // The probe retransmits the highest segment, P3, at 300 ms; its SACK comes back at 400 ms.
         r.sent(seg(3).0, seg(3).1, ms(300), true);
         ack(&mut r, ms(400), seg(0).1, &[seg(3)]);
@@ -464,14 +464,11 @@ mod tests {
         assert_eq!(r.reo_wnd(false, 3, Dur::from_ms(100)), Dur::from_ms(100));
     }
 
-    /// TLP_calc_PTO (§7.2): 1 s without SRTT, the delayed-ACK allowance for
-    /// a single segment, never past the RTO.
+    /// TLP_calc_PTO (§7.2): 1 s without SRTT, else 2 SRTT and the extra.
     #[test]
     fn probe_timeout_rules() {
-        let d = Dur::from_ms(200);
-        assert_eq!(Rack::pto(None, false, d, ms(0), ms(3000)), ms(1000));
-        assert_eq!(Rack::pto(Some(Dur::from_ms(10)), true, d, ms(0), ms(3000)), ms(220));
-        assert_eq!(Rack::pto(Some(Dur::from_ms(10)), true, d, ms(0), ms(150)), ms(150));
+        assert_eq!(Rack::pto(None, Dur::from_ms(200)), Dur::from_secs(1));
+        assert_eq!(Rack::pto(Some(Dur::from_ms(10)), Dur::from_ms(200)), Dur::from_ms(220));
     }
 
     /// TLP_process_ack (§7.4.2) for a retransmitted probe ending at 5001.
