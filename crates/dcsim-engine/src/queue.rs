@@ -1,17 +1,53 @@
-//! The event queue: binary min-heaps keyed by `(time, sequence)`.
+//! The event queue, ordered by `(time, sequence)`.
 //!
 //! The sequence number is assigned at scheduling time, so events for the same
 //! instant pop in the order they were pushed. This is what makes a run
-//! deterministic regardless of heap internals. Events pushed with
+//! deterministic regardless of the queue's internals. Events pushed with
 //! `schedule_first` come before all others of their instant.
 //!
-//! Events due soon (a frame's arrival, the end of its serialisation) and
-//! events due later (retransmission timers, flow arrivals) live in two
-//! heaps; `pop` takes the smaller of the two tops. Keys are unique, so the
-//! order is exactly that of one heap, but the busy near heap stays small:
-//! in a large fabric most pending events are timers.
+//! Events due at least `FAR` ahead (retransmission timers, flow arrivals)
+//! wait in the far heap, the others in the near heap; `pop` takes the
+//! smaller of the two minima, and keys are unique, so the order is exactly
+//! that of one heap. In a small network the near heap holds a few events.
+//!
+//! In a large network (`with_wheel`) thousands of busy links each keep an
+//! event pending, and a heap's log(n) per push was 27-31 % of a fat-tree
+//! run (docs/benchmarks.md, 2026-11-26). There, events due within the
+//! wheel's span (~34 us) go to a timing wheel of ~1 ns buckets instead, each
+//! a sorted list, whose push and pop cost the same at any size; the near
+//! heap stays empty. The choice is made once, and the wheel is reached only
+//! through paths a small network rarely takes (a push past `near_until`, a
+//! pop with the near heap empty), so a small network's loop keeps its
+//! instructions.
 
 use crate::time::SimTime;
+
+/// Events due at least this far ahead go to the far heap.
+const FAR: u64 = 100_000_000; // 100 us in ps
+
+/// log2 of a wheel bucket's width in ps (~1 ns).
+const WIDTH_BITS: u32 = 10;
+/// log2 of the number of buckets: with a wheel, events due more than its
+/// span (2^25 ps, ~34 us) ahead go to the far heap.
+const BUCKET_BITS: u32 = 15;
+const BUCKETS: usize = 1 << BUCKET_BITS;
+const WORDS: usize = BUCKETS / 64;
+
+/// Key bit of events pushed with `schedule`: they follow those pushed with
+/// `schedule_first` for the same instant.
+const LATER: u128 = 1 << 63;
+
+/// The time of a key (time << 64 | later << 63 | seq).
+#[inline(always)]
+fn time_of(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
+}
+
+/// The absolute wheel bucket of a key's time.
+#[inline(always)]
+fn bucket_of(key: u128) -> u64 {
+    (key >> (64 + WIDTH_BITS)) as u64
+}
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -21,17 +57,15 @@ struct Entry<E> {
     ev: E,
 }
 
-/// Events due at least this far ahead go to the far heap.
-const FAR: u64 = 100_000_000; // 100 us in ps
-
-/// Key bit of events pushed with `schedule`: they follow those pushed with
-/// `schedule_first` for the same instant.
-const LATER: u128 = 1 << 63;
-
-/// Min-heap of events. `E` is a small `Copy` enum defined by the user.
+/// Min-priority queue of events. `E` is a small `Copy` enum defined by the user.
 pub struct EventQueue<E: Copy> {
     near: Heap<E>,
     far: Heap<E>,
+    /// Events due within the wheel's span, in a large network (`with_wheel`).
+    wheel: Option<Box<Wheel<E>>>,
+    /// Events due before this go to the near heap: a lower bound on now +
+    /// FAR, raised when a push finds it stale (0 with a wheel).
+    near_until: u64,
     seq: u64,
     now: SimTime,
     popped: u64,
@@ -44,8 +78,14 @@ impl<E: Copy> Default for EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
+    /// A queue for a small network: two heaps.
     pub fn new() -> Self {
-        EventQueue { near: Heap::new(), far: Heap::new(), seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue { near: Heap::new(), far: Heap::new(), wheel: None, near_until: FAR, seq: 0, now: SimTime::ZERO, popped: 0 }
+    }
+
+    /// A queue for a large network: two heaps and a timing wheel.
+    pub fn with_wheel() -> Self {
+        EventQueue { wheel: Some(Box::new(Wheel::new())), near_until: 0, ..Self::new() }
     }
 
     /// The time of the event being processed (or of the last one popped).
@@ -61,7 +101,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.near.len() + self.far.len()
+        self.near.len() + self.far.len() + self.wheel.as_ref().map_or(0, |w| w.len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -87,16 +127,34 @@ impl<E: Copy> EventQueue<E> {
         let key = ((at.0 as u128) << 64) | later | self.seq as u128;
         debug_assert!(key != EMPTY);
         self.seq += 1;
-        let heap = if at.0 - self.now.0 >= FAR { &mut self.far } else { &mut self.near };
-        heap.push(Entry { key, ev });
+        if at.0 < self.near_until {
+            self.near.push(Entry { key, ev });
+        } else {
+            self.push_later(Entry { key, ev });
+        }
+    }
+
+    #[inline(never)]
+    fn push_later(&mut self, e: Entry<E>) {
+        if let Some(wheel) = &mut self.wheel {
+            // Buckets now..now + BUCKETS are distinct modulo BUCKETS.
+            if bucket_of(e.key) - (self.now.0 >> WIDTH_BITS) < BUCKETS as u64 {
+                wheel.push(e.key, e.ev);
+            } else {
+                self.far.push(e);
+            }
+        } else if time_of(e.key).0 - self.now.0 >= FAR {
+            self.far.push(e);
+        } else {
+            self.near_until = self.now.0 + FAR;
+            self.near.push(e);
+        }
     }
 
     /// Time of the next event, if any.
     #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.near.settle();
-        let key = self.near.min_key().min(self.far.min_key());
-        (key != EMPTY).then_some(SimTime((key >> 64) as u64))
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.peek_entry().map(|(key, _)| time_of(key))
     }
 
     /// The next event, if any, without removing it (to prefetch its state
@@ -104,9 +162,19 @@ impl<E: Copy> EventQueue<E> {
     /// entry of a heap whose root was taken is one of the root's children.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        match (self.near.peek(), self.far.peek()) {
-            (Some(a), Some(b)) => Some(if b.key < a.key { &b.ev } else { &a.ev }),
-            (a, b) => a.or(b).map(|e| &e.ev),
+        self.peek_entry().map(|(_, ev)| ev)
+    }
+
+    #[inline]
+    fn peek_entry(&self) -> Option<(u128, &E)> {
+        let heaps = match (self.near.peek(), self.far.peek()) {
+            (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let heaps = heaps.map(|e| (e.key, &e.ev));
+        match &self.wheel {
+            Some(w) if w.min_key() < heaps.map_or(EMPTY, |(k, _)| k) => Some((w.min_key(), w.min())),
+            _ => heaps,
         }
     }
 
@@ -115,18 +183,186 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.near.settle();
         let (near, far) = (self.near.min_key(), self.far.min_key());
-        let top = if far < near {
+        // With the near heap empty (always so with a wheel), look further.
+        let top = if far < near && near != EMPTY {
             self.far.pop()
-        } else if near != EMPTY {
+        } else if far > near {
             self.near.take_root()
         } else {
-            return None;
+            self.pop_from_wheel_or_far()?
         };
-        let t = SimTime((top.key >> 64) as u64);
+        let t = time_of(top.key);
         debug_assert!(t >= self.now, "time went backwards");
         self.now = t;
         self.popped += 1;
         Some((t, top.ev))
+    }
+
+    /// `pop` with the near heap empty.
+    #[inline(always)]
+    fn pop_from_wheel_or_far(&mut self) -> Option<Entry<E>> {
+        let wheel = self.wheel.as_ref().map_or(EMPTY, |w| w.min_key());
+        let far = self.far.min_key();
+        if wheel < far {
+            self.wheel.as_mut().map(|w| w.pop())
+        } else if far != EMPTY {
+            Some(self.far.pop())
+        } else {
+            None
+        }
+    }
+}
+
+/// The end of a list.
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node<E> {
+    key: u128,
+    ev: E,
+    next: u32,
+}
+
+/// A timing wheel: per bucket, a list of nodes sorted by key; a bitmap of
+/// the nonempty buckets finds the next one. It holds keys whose buckets lie
+/// within BUCKETS of `lo`, the bucket of the smallest key.
+struct Wheel<E> {
+    heads: Box<[u32; BUCKETS]>,
+    tails: Box<[u32; BUCKETS]>,
+    /// Nodes, reused through a free list (no allocation once warm).
+    nodes: Vec<Node<E>>,
+    free: u32,
+    /// A bit per bucket: set when it has nodes.
+    nonempty: Box<[u64; WORDS]>,
+    /// A bit per word of `nonempty`: set when the word may be nonzero
+    /// (cleared lazily, by the search that finds it zero).
+    maybe: [u64; WORDS / 64],
+    /// Absolute bucket of the smallest key (meaningless when empty).
+    lo: u64,
+    len: usize,
+}
+
+impl<E: Copy> Wheel<E> {
+    fn new() -> Self {
+        Wheel {
+            heads: vec![NIL; BUCKETS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
+            tails: vec![NIL; BUCKETS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
+            nodes: Vec::new(),
+            free: NIL,
+            nonempty: vec![0; WORDS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
+            maybe: [0; WORDS / 64],
+            lo: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn head(&self) -> &Node<E> {
+        &self.nodes[self.heads[self.lo as usize % BUCKETS] as usize]
+    }
+
+    /// The smallest key, EMPTY if none.
+    #[inline(always)]
+    fn min_key(&self) -> u128 {
+        if self.len == 0 { EMPTY } else { self.head().key }
+    }
+
+    /// The smallest entry's event (the wheel is not empty).
+    #[inline]
+    fn min(&self) -> &E {
+        &self.head().ev
+    }
+
+    #[inline]
+    fn push(&mut self, key: u128, ev: E) {
+        let node = Node { key, ev, next: NIL };
+        let id = if self.free != NIL {
+            let id = self.free;
+            self.free = std::mem::replace(&mut self.nodes[id as usize], node).next;
+            id
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        let abs = bucket_of(key);
+        if self.len == 0 || abs < self.lo {
+            self.lo = abs;
+        }
+        self.len += 1;
+        let b = abs as usize % BUCKETS;
+        let head = self.heads[b];
+        if head == NIL {
+            self.heads[b] = id;
+            self.tails[b] = id;
+            self.nonempty[b / 64] |= 1 << (b % 64);
+            self.maybe[b / 64 / 64] |= 1 << (b / 64 % 64);
+            return;
+        }
+        let tail = self.tails[b];
+        if self.nodes[tail as usize].key < key {
+            // The common case: later than everything in its bucket.
+            self.nodes[tail as usize].next = id;
+            self.tails[b] = id;
+        } else if key < self.nodes[head as usize].key {
+            self.nodes[id as usize].next = head;
+            self.heads[b] = id;
+        } else {
+            let mut prev = head as usize;
+            while self.nodes[self.nodes[prev].next as usize].key < key {
+                prev = self.nodes[prev].next as usize;
+            }
+            self.nodes[id as usize].next = self.nodes[prev].next;
+            self.nodes[prev].next = id;
+        }
+    }
+
+    /// Remove the smallest entry (the wheel is not empty).
+    #[inline]
+    fn pop(&mut self) -> Entry<E> {
+        let b = self.lo as usize % BUCKETS;
+        let id = self.heads[b];
+        let node = &mut self.nodes[id as usize];
+        let (key, ev, next) = (node.key, node.ev, std::mem::replace(&mut node.next, self.free));
+        self.free = id;
+        self.len -= 1;
+        self.heads[b] = next;
+        if next == NIL {
+            self.nonempty[b / 64] &= !(1 << (b % 64));
+            if self.len > 0 {
+                self.lo += self.distance_to_next(b) as u64;
+            }
+        }
+        Entry { key, ev }
+    }
+
+    /// Buckets from `b` (now empty) to the next nonempty one, cyclically.
+    /// The wheel is not empty.
+    #[inline]
+    fn distance_to_next(&mut self, b: usize) -> usize {
+        let w = b / 64;
+        let above = self.nonempty[w] & (u64::MAX << (b % 64));
+        let next = if above != 0 {
+            w * 64 + above.trailing_zeros() as usize
+        } else {
+            // The next nonzero word after w, cyclically; w itself comes
+            // last, as its buckets below b are a lap ahead.
+            let mut i = (w + 1) % WORDS;
+            loop {
+                let maybe = self.maybe[i / 64] >> (i % 64);
+                if maybe == 0 {
+                    i = (i / 64 + 1) * 64 % WORDS;
+                    continue;
+                }
+                i += maybe.trailing_zeros() as usize;
+                if self.nonempty[i] != 0 {
+                    break;
+                }
+                self.maybe[i / 64] &= !(1 << (i % 64));
+                i = (i + 1) % WORDS;
+            }
+            i * 64 + self.nonempty[i].trailing_zeros() as usize
+        };
+        (next + BUCKETS - b) % BUCKETS
     }
 }
 
@@ -227,7 +463,7 @@ impl<E: Copy> Heap<E> {
         h[i] = item;
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, item: Entry<E>) {
         if self.hole {
             self.hole = false;
@@ -264,6 +500,9 @@ mod tests {
     use super::*;
     use crate::time::Dur;
 
+    const BUCKET: u64 = 1 << WIDTH_BITS;
+    const SPAN: u64 = (BUCKETS as u64) << WIDTH_BITS;
+
     #[test]
     fn same_time_events_pop_in_schedule_order() {
         let mut q = EventQueue::new();
@@ -280,7 +519,12 @@ mod tests {
 
     #[test]
     fn events_scheduled_first_lead_their_instant() {
-        let mut q = EventQueue::new();
+        for q in [EventQueue::new(), EventQueue::with_wheel()] {
+            scheduled_first_lead(q);
+        }
+    }
+
+    fn scheduled_first_lead(mut q: EventQueue<u32>) {
         q.schedule(SimTime(5), 0);
         q.schedule_first(SimTime(5), 1);
         q.schedule(SimTime(4), 2);
@@ -294,11 +538,16 @@ mod tests {
 
     #[test]
     fn near_and_far_events_pop_in_one_order() {
+        one_order(EventQueue::new());
+        one_order(EventQueue::with_wheel());
+    }
+
+    fn one_order(mut q: EventQueue<u32>) {
         // Interleave pops with schedules at random distances on both sides
-        // of FAR, many at the same instants: the pops must follow
-        // (time, schedule order) exactly, as with one heap.
-        let mut q = EventQueue::new();
-        let mut pending: Vec<(u64, u32)> = Vec::new();
+        // of a wheel bucket's edges and of FAR, many at the same instants
+        // and in the same buckets, over many laps of the wheel: the pops
+        // must follow (time, schedule order) exactly, as with one heap.
+        let mut pending: Vec<(u64, bool, u32)> = Vec::new();
         let mut x = 12345u64;
         let mut rand = move || {
             x ^= x << 13;
@@ -308,16 +557,21 @@ mod tests {
         };
         for id in 0..20_000u32 {
             let now = q.now().0;
-            let at = now + [0, 1, FAR - 1, FAR, 2 * FAR][(rand() % 5) as usize] * (rand() % 3);
-            q.schedule(SimTime(at), id);
-            pending.push((at, id));
+            let step = [0, 1, 700, BUCKET - 1, BUCKET, 5 * BUCKET, SPAN - 1, SPAN, FAR - 1, FAR, 2 * FAR][(rand() % 11) as usize];
+            let at = now + step * (rand() % 3);
+            let first = rand() % 4 == 0;
+            if first {
+                q.schedule_first(SimTime(at), id);
+            } else {
+                q.schedule(SimTime(at), id);
+            }
+            pending.push((at, !first, id));
             if rand() % 2 == 0 {
                 pending.sort();
                 let want = pending.remove(0);
-                assert_eq!(q.peek(), Some(&want.1));
-                assert_eq!(q.pop(), Some((SimTime(want.0), want.1)));
-                // A hole now; the next peek must still be exact.
-                if let Some(&(_, next)) = pending.iter().min() {
+                assert_eq!(q.peek(), Some(&want.2));
+                assert_eq!(q.pop(), Some((SimTime(want.0), want.2)));
+                if let Some(&(_, _, next)) = pending.iter().min() {
                     assert_eq!(q.peek(), Some(&next));
                 }
                 assert_eq!(q.len(), pending.len());
@@ -325,7 +579,7 @@ mod tests {
         }
         pending.sort();
         for want in pending {
-            assert_eq!(q.pop(), Some((SimTime(want.0), want.1)));
+            assert_eq!(q.pop(), Some((SimTime(want.0), want.2)));
         }
         assert!(q.is_empty());
         assert_eq!(q.peek_time(), None);

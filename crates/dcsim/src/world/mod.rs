@@ -276,7 +276,7 @@ impl<'a> World<'a> {
         let net_ports = net.ports.len();
         let mut w = World {
             scenario: s,
-            q: EventQueue::new(),
+            q: if net_ports >= WHEEL_MIN_PORTS { EventQueue::with_wheel() } else { EventQueue::new() },
             net,
             pool: PacketPool::default(),
             fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
@@ -1207,6 +1207,13 @@ pub fn run(s: &Scenario, progress: Option<&Progress>) -> Result<RunOutput, RunEr
     w.run(progress)?;
     Ok(w.finish(t0.elapsed().as_secs_f64()))
 }
+
+/// Networks with at least this many ports keep their events due soon in a
+/// timing wheel rather than a heap (dcsim_engine::queue; results identical).
+/// Measured (docs/benchmarks.md, 2026-11-26): the wheel takes 17 % off the
+/// 360-port leaf-spine and 16 % off the k = 8 fat-tree, but adds 10-13 % to
+/// dumbbell-dctcp-64 and incast-64, whose heaps hold a few events.
+const WHEEL_MIN_PORTS: usize = 320;
 
 /// Networks with at least this many ports prefetch. Measured: the 360-port
 /// leaf-spine gains ~5 % wall, the k = 16 fat-tree ~28 %; the dumbbells
