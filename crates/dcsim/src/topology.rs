@@ -257,80 +257,105 @@ impl Network {
     }
 
     /// Shortest-path next hops (by hop count) from every switch to every host.
+    ///
+    /// Built destination by destination, without a (switch, host) table in
+    /// a large network: each switch interns its distinct next-hop lists and
+    /// codes its row as runs of destinations. A host on the same switch as
+    /// the one before it (hosts have one link, and do not forward) changes
+    /// only that switch's entry: every other switch reaches it through the
+    /// same ports. So a k = 32 fat-tree needs one search per edge switch and
+    /// a few MB, where a table of every (switch, host) list took 560 MB.
     fn compute_fib(&mut self) {
-        let (table, all) = self.next_hops();
-        if table.len() <= DENSE_FIB_ENTRIES {
-            self.fib_dense = table;
-            self.fib_ports = all;
-            return;
-        }
-        // Share equal port lists within a switch, then code each switch's
-        // row as runs of destinations with the same list.
-        self.fib_dense.clear();
-        self.fib_runs.clear();
-        self.fib_ports.clear();
-        self.fib_at = vec![0];
-        for row in table.chunks(self.num_hosts as usize) {
-            let mut shared: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
-            for (dst, &(start, count)) in row.iter().enumerate() {
-                let ports = &all[start as usize..(start + count) as usize];
-                let next = self.fib_ports.len() as u32;
-                let start = *shared.entry(ports).or_insert(next);
-                if start == next {
-                    self.fib_ports.extend_from_slice(ports);
-                }
-                let first_run = self.fib_runs.len() == *self.fib_at.last().expect("fib_at") as usize;
-                if first_run || self.fib_runs.last().map(|r| (r.1, r.2)) != Some((start, count)) {
-                    self.fib_runs.push((dst as u32, start, count));
-                }
-            }
-            self.fib_at.push(self.fib_runs.len() as u32);
-        }
-    }
-
-    /// One breadth-first search per destination host: for every (switch,
-    /// host), a range (start, count) of the returned port list.
-    fn next_hops(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
-        let n = self.kinds.len();
         let hosts = self.num_hosts as usize;
+        let n = self.kinds.len();
         let switches = n - hosts;
-        let mut table = vec![(0u32, 0u32); switches * hosts];
-        let mut ports = Vec::new();
+        let dense = switches * hosts <= DENSE_FIB_ENTRIES;
+        let mut interned: Vec<std::collections::HashMap<Vec<u32>, u32>> = vec![Default::default(); switches];
+        let mut fib_ports = Vec::new();
+        let mut table = vec![(0u32, 0u32); if dense { switches * hosts } else { 0 }];
+        let mut rows: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); if dense { 0 } else { switches }];
         let mut dist = vec![u32::MAX; n];
         let mut frontier = std::collections::VecDeque::new();
+        let mut hops = Vec::new();
+        // The previous destination and its switch, when `dist` can be reused.
+        let mut group: Option<(usize, u32)> = None;
         for dst in 0..hosts {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
-            frontier.clear();
-            frontier.push_back(dst as u32);
-            while let Some(u) = frontier.pop_front() {
-                // Hosts do not forward: only expand from the destination and switches.
-                if u as usize != dst && self.kinds[u as usize] == NodeKind::Host {
-                    continue;
+            let nic = self.node_ports[dst][0];
+            let (up, tor) = (self.node_ports[dst].len() == 1 && self.ports[nic as usize].up, self.ports[nic as usize].peer);
+            let same_tor = match group {
+                Some((prev, g)) if up && g == tor => {
+                    // What a search from `dst` would find: only the two
+                    // hosts' own distances differ.
+                    dist[dst] = 0;
+                    let back = self.reverse[self.node_ports[prev][0] as usize];
+                    dist[prev] = if self.ports[back as usize].up { 2 } else { u32::MAX };
+                    true
                 }
-                for &p in &self.node_ports[u as usize] {
-                    let v = self.ports[p as usize].peer;
-                    if self.ports[p as usize].up && dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        frontier.push_back(v);
-                    }
+                _ => {
+                    self.distances_to(dst, &mut dist, &mut frontier);
+                    false
                 }
-            }
+            };
+            group = (up && self.kinds[tor as usize] == NodeKind::Switch).then_some((dst, tor));
             for s in hosts..n {
-                let start = ports.len() as u32;
+                let i = s - hosts;
+                if same_tor && s != tor as usize {
+                    if dense {
+                        table[i * hosts + dst] = table[i * hosts + dst - 1];
+                    }
+                    continue; // the run goes on
+                }
+                hops.clear();
                 if dist[s] != u32::MAX {
                     for &p in &self.node_ports[s] {
                         let v = self.ports[p as usize].peer as usize;
                         if self.ports[p as usize].up && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
-                            ports.push(p);
+                            hops.push(p);
                         }
                     }
                 }
-                let count = ports.len() as u32 - start;
-                table[(s - hosts) * hosts + dst] = (start, count);
+                let start = match interned[i].get(hops.as_slice()) {
+                    Some(&start) => start,
+                    None => {
+                        let start = fib_ports.len() as u32;
+                        fib_ports.extend_from_slice(&hops);
+                        interned[i].insert(hops.clone(), start);
+                        start
+                    }
+                };
+                let entry = (start, hops.len() as u32);
+                if dense {
+                    table[i * hosts + dst] = entry;
+                } else if rows[i].last().map(|r| (r.1, r.2)) != Some(entry) {
+                    rows[i].push((dst as u32, entry.0, entry.1));
+                }
             }
         }
-        (table, ports)
+        self.fib_ports = fib_ports;
+        self.fib_dense = table;
+        self.fib_at = std::iter::once(0).chain(rows.iter().scan(0, |at, r| { *at += r.len() as u32; Some(*at) })).collect();
+        self.fib_runs = rows.concat();
+    }
+
+    /// Hop counts from every node to host `dst` (breadth-first; hosts other
+    /// than `dst` do not forward).
+    fn distances_to(&self, dst: usize, dist: &mut [u32], frontier: &mut std::collections::VecDeque<u32>) {
+        dist.fill(u32::MAX);
+        dist[dst] = 0;
+        frontier.clear();
+        frontier.push_back(dst as u32);
+        while let Some(u) = frontier.pop_front() {
+            if u as usize != dst && self.kinds[u as usize] == NodeKind::Host {
+                continue;
+            }
+            for &p in &self.node_ports[u as usize] {
+                let v = self.ports[p as usize].peer;
+                if self.ports[p as usize].up && dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    frontier.push_back(v);
+                }
+            }
+        }
     }
 
     /// The (start, count) range of `fib_ports` switch `switch` uses toward `dst`.
@@ -434,21 +459,60 @@ pub fn mix32(mut h: u32) -> u32 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn run_length_coded_forwarding_equals_the_plain_table() {
-        let s = Scenario::from_toml_str(
-            "[topology]\ntype = \"fattree\"\nk = 16\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"\n[[workload]]\ntype = \"bulk\"\nsrc = 1\ndst = 0\nsize = \"1KB\"\n",
-        )
-        .unwrap();
-        let net = Network::build(&s);
-        assert!(net.fib_dense.is_empty() && !net.fib_runs.is_empty(), "k = 16 is above the plain table's size");
-        assert!(net.fib_runs.len() < 64 * (net.kinds.len() - net.num_hosts as usize), "{} runs", net.fib_runs.len());
-        let (table, all) = net.next_hops();
+    /// Every (switch, host) next-hop list found the plain way, a search
+    /// from each host, against the forwarding table's.
+    fn assert_fib_is_shortest_paths(net: &Network) {
         let hosts = net.num_hosts as usize;
-        for (i, &(start, count)) in table.iter().enumerate() {
-            let (switch, dst) = ((i / hosts) as u32 + net.num_hosts, (i % hosts) as u32);
-            let (s2, c2) = net.fib_entry(switch, dst);
-            assert_eq!(&all[start as usize..(start + count) as usize], &net.fib_ports[s2 as usize..(s2 + c2) as usize], "switch {switch} to host {dst}");
+        let mut dist = vec![0; net.kinds.len()];
+        let mut frontier = std::collections::VecDeque::new();
+        for dst in 0..hosts {
+            net.distances_to(dst, &mut dist, &mut frontier);
+            for s in hosts..net.kinds.len() {
+                let want: Vec<u32> = net.node_ports[s]
+                    .iter()
+                    .copied()
+                    .filter(|&p| {
+                        let v = net.ports[p as usize].peer as usize;
+                        dist[s] != u32::MAX && net.ports[p as usize].up && dist[v] != u32::MAX && dist[v] + 1 == dist[s]
+                    })
+                    .collect();
+                let (start, count) = net.fib_entry(s as u32, dst as u32);
+                assert_eq!(&net.fib_ports[start as usize..(start + count) as usize], want.as_slice(), "switch {s} to host {dst}");
+            }
+        }
+    }
+
+    #[test]
+    fn forwarding_is_every_shortest_path_with_and_without_failed_links() {
+        let fattree = |k: u32| format!("[topology]\ntype = \"fattree\"\nk = {k}\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"\n");
+        let ring = "[topology]\ntype = \"ring\"\nswitches = 5\nhosts_per_switch = 3\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nlink_delay = \"1us\"\n".to_string();
+        for (topology, runs) in [(fattree(16), true), (fattree(4), false), (ring, false)] {
+            let s = Scenario::from_toml_str(&(topology + "[[workload]]\ntype = \"bulk\"\nsrc = 1\ndst = 0\nsize = \"1KB\"\n")).unwrap();
+            let mut net = Network::build(&s);
+            assert_eq!(net.fib_dense.is_empty(), runs);
+            if runs {
+                assert!(net.fib_runs.len() < 64 * (net.kinds.len() - net.num_hosts as usize), "{} runs", net.fib_runs.len());
+            }
+            assert_fib_is_shortest_paths(&net);
+            // Host 1's link, the link from host 2's switch to host 2, and a
+            // link between switches: hosts beside a failed one share its
+            // switch's searches.
+            let pool = crate::packet::PacketPool::default();
+            let fabric = net.node_ports[net.num_hosts as usize].iter().copied().find(|&p| net.kinds[net.ports[p as usize].peer as usize] == NodeKind::Switch).unwrap();
+            for port in [net.nic(1), net.reverse[net.nic(2) as usize], fabric] {
+                net.set_link(dcsim_engine::SimTime::ZERO, port, false, &pool);
+                assert_fib_is_shortest_paths(&net);
+            }
+            // One direction only: host 3's switch to host 3, and host 4 to its switch.
+            for port in [net.nic(1), net.reverse[net.nic(2) as usize], fabric] {
+                net.set_link(dcsim_engine::SimTime::ZERO, port, true, &pool);
+            }
+            let back = net.reverse[net.nic(3) as usize];
+            net.ports[back as usize].up = false;
+            let nic4 = net.nic(4);
+            net.ports[nic4 as usize].up = false;
+            net.compute_fib();
+            assert_fib_is_shortest_paths(&net);
         }
     }
 

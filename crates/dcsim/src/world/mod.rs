@@ -1235,3 +1235,24 @@ fn prefetch<T>(x: &T) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    /// The sizes docs/benchmarks.md's memory model (2026-11-26) rests on: a
+    /// change that grows one of these updates the model.
+    #[test]
+    fn state_per_event_port_frame_endpoint_and_flow_fits_the_memory_model() {
+        for (name, size, model) in [
+            ("Ev", size_of::<Ev>(), 16),
+            ("Port", size_of::<crate::port::Port>(), 512),
+            ("Packet", size_of::<Packet>(), 112),
+            ("Endpoint", size_of::<Endpoint>(), 1024),
+            ("FlowRec", size_of::<FlowRec>(), 272),
+        ] {
+            assert!(size <= model, "{name} is {size} bytes, the memory model says {model}");
+        }
+    }
+}
