@@ -217,6 +217,17 @@ impl<E: Copy> EventQueue<E> {
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
+struct Ends {
+    head: u32,
+    tail: u32,
+}
+
+/// A boxed array of N copies of `v`, built on the heap (too large for the stack).
+fn boxed<T: Copy, const N: usize>(v: T) -> Box<[T; N]> {
+    vec![v; N].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!())
+}
+
+#[derive(Clone, Copy)]
 struct Node<E> {
     key: u128,
     ev: E,
@@ -227,8 +238,8 @@ struct Node<E> {
 /// the nonempty buckets finds the next one. It holds keys whose buckets lie
 /// within BUCKETS of `lo`, the bucket of the smallest key.
 struct Wheel<E> {
-    heads: Box<[u32; BUCKETS]>,
-    tails: Box<[u32; BUCKETS]>,
+    /// Each bucket's first and last node, side by side: a push reads both.
+    ends: Box<[Ends; BUCKETS]>,
     /// Nodes, reused through a free list (no allocation once warm).
     nodes: Vec<Node<E>>,
     free: u32,
@@ -245,11 +256,10 @@ struct Wheel<E> {
 impl<E: Copy> Wheel<E> {
     fn new() -> Self {
         Wheel {
-            heads: vec![NIL; BUCKETS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
-            tails: vec![NIL; BUCKETS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
+            ends: boxed(Ends { head: NIL, tail: NIL }),
             nodes: Vec::new(),
             free: NIL,
-            nonempty: vec![0; WORDS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!()),
+            nonempty: boxed(0),
             maybe: [0; WORDS / 64],
             lo: 0,
             len: 0,
@@ -258,7 +268,7 @@ impl<E: Copy> Wheel<E> {
 
     #[inline(always)]
     fn head(&self) -> &Node<E> {
-        &self.nodes[self.heads[self.lo as usize % BUCKETS] as usize]
+        &self.nodes[self.ends[self.lo as usize % BUCKETS].head as usize]
     }
 
     /// The smallest key, EMPTY if none.
@@ -290,22 +300,20 @@ impl<E: Copy> Wheel<E> {
         }
         self.len += 1;
         let b = abs as usize % BUCKETS;
-        let head = self.heads[b];
+        let Ends { head, tail } = self.ends[b];
         if head == NIL {
-            self.heads[b] = id;
-            self.tails[b] = id;
+            self.ends[b] = Ends { head: id, tail: id };
             self.nonempty[b / 64] |= 1 << (b % 64);
             self.maybe[b / 64 / 64] |= 1 << (b / 64 % 64);
             return;
         }
-        let tail = self.tails[b];
         if self.nodes[tail as usize].key < key {
             // The common case: later than everything in its bucket.
             self.nodes[tail as usize].next = id;
-            self.tails[b] = id;
+            self.ends[b].tail = id;
         } else if key < self.nodes[head as usize].key {
             self.nodes[id as usize].next = head;
-            self.heads[b] = id;
+            self.ends[b].head = id;
         } else {
             let mut prev = head as usize;
             while self.nodes[self.nodes[prev].next as usize].key < key {
@@ -320,12 +328,12 @@ impl<E: Copy> Wheel<E> {
     #[inline]
     fn pop(&mut self) -> Entry<E> {
         let b = self.lo as usize % BUCKETS;
-        let id = self.heads[b];
+        let id = self.ends[b].head;
         let node = &mut self.nodes[id as usize];
         let (key, ev, next) = (node.key, node.ev, std::mem::replace(&mut node.next, self.free));
         self.free = id;
         self.len -= 1;
-        self.heads[b] = next;
+        self.ends[b].head = next;
         if next == NIL {
             self.nonempty[b / 64] &= !(1 << (b % 64));
             if self.len > 0 {

@@ -1592,6 +1592,11 @@ pub struct TcpCfg {
     /// Initial congestion window in segments (RFC 6928 default 10).
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
+    /// Initial slow-start threshold in segments (RFC 5681 §3.1: "arbitrarily
+    /// high" by default, as here; Linux's per-route `ssthresh` metric and
+    /// htsim's datacenter programs set one).
+    #[serde(default)]
+    pub initial_ssthresh: Option<u32>,
     #[serde(default = "default_min_rto")]
     pub min_rto: DurV,
     #[serde(default = "default_initial_rto")]
@@ -2830,6 +2835,11 @@ impl Scenario {
         let tcp = &self.tcp;
         if tcp.initial_cwnd == 0 || tcp.initial_cwnd > 1000 {
             return Err(err("tcp.initial_cwnd", format!("{} is out of range: allowed 1..=1000 segments", tcp.initial_cwnd)));
+        }
+        if let Some(n) = tcp.initial_ssthresh {
+            if !(2..=1_000_000).contains(&n) {
+                return Err(err("tcp.initial_ssthresh", format!("{n} is out of range: allowed 2..=1000000 segments")));
+            }
         }
         if tcp.min_rto.0 > tcp.max_rto.0 {
             return Err(err("tcp.min_rto", format!("min_rto ({}) must not exceed max_rto ({})", crate::units::dur_string(tcp.min_rto.0), crate::units::dur_string(tcp.max_rto.0))));

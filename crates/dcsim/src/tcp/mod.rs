@@ -49,6 +49,7 @@ pub struct TcpParams {
     pub timestamps: bool,
     pub window_scale: bool,
     pub initial_cwnd: u32,
+    pub initial_ssthresh: Option<u32>,
     pub rtt: RttParams,
     pub dupthresh: u32,
     pub limited_transmit: bool,
@@ -94,6 +95,7 @@ impl TcpParams {
             timestamps: t.timestamps,
             window_scale: t.window_scale,
             initial_cwnd: t.initial_cwnd,
+            initial_ssthresh: t.initial_ssthresh,
             rtt: RttParams {
                 clock: t.rtt_clock,
                 // Linux's and ns-3's timestamps count milliseconds.
@@ -939,6 +941,10 @@ impl Endpoint {
         // RFC 5681 §3.1: if the SYN or SYN-ACK was retransmitted, IW = 1 segment.
         let iw = if self.syn_retransmitted { 1 } else { p.initial_cwnd as u64 };
         self.cc.init(iw * self.mss as u64);
+        // RFC 5681 §3.1: "arbitrarily high" unless the scenario sets one.
+        if let Some(n) = p.initial_ssthresh {
+            self.cc.ssthresh = n as u64 * self.mss as u64;
+        }
     }
 
     fn negotiate(&mut self, pkt: &Packet, p: &TcpParams) {
@@ -2016,6 +2022,23 @@ mod tests {
         // The next write is a new message: its count starts again.
         let second = data(&mut pair, 3);
         assert_eq!(second.iter().map(|s| s.dscp).collect::<Vec<_>>(), [0, 0, 1]);
+    }
+
+    #[test]
+    fn initial_ssthresh_is_high_unless_set_and_then_ends_slow_start_there() {
+        let pair = Pair::connected(params(""));
+        assert!(pair.ep[0].cc.ssthresh_is_infinite());
+        let mut pair = Pair::connected(params("initial_ssthresh = 12\ntimestamps = false"));
+        let mss = pair.ep[0].mss as u64;
+        assert_eq!(pair.ep[0].cc.ssthresh, 12 * mss);
+        // Slow start takes IW 10 only up to 12 segments; then about one segment per window.
+        let mut flight = pair.write(0, 1000 * mss);
+        for _ in 0..3 {
+            let acks: Vec<Packet> = flight.iter().flat_map(|s| pair.to(1, s)).collect();
+            flight = acks.iter().flat_map(|a| pair.to(0, a)).collect();
+        }
+        let cwnd = pair.ep[0].cc.cwnd;
+        assert!((12 * mss..=15 * mss).contains(&cwnd), "cwnd {} segments", cwnd as f64 / mss as f64);
     }
 
     #[test]
