@@ -36,7 +36,7 @@ def test_the_matched_scenario_carries_the_given_permutation_and_seed():
     assert all(0 < x["delivered"] <= most for x in flows)
     # htsim's 9000 B packets are 9000 B frames: IP MTU + 14 B header + 4 B FCS.
     assert r.scenario["link"]["mtu"] + 18 == 9000
-    assert r.scenario["tcp"]["initial_ssthresh"] == 15
+    assert r.scenario["tcp"]["initial_ssthresh"] == 15 and r.scenario["tcp"]["grow_in_cwr"]
 
 
 def test_the_reno_variant_is_newreno_over_drop_tail():

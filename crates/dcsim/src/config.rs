@@ -1701,6 +1701,11 @@ pub struct TcpCfg {
     /// flight, otherwise only if the last send attempt stopped at cwnd.
     #[serde(default)]
     pub cwnd_validation: bool,
+    /// Grow cwnd on every ACK of new data, an ECN-Echo or the window after
+    /// an ECN reduction included (htsim's TcpSrc). Off: neither grows it,
+    /// as Linux's and ns-3's CWR state.
+    #[serde(default)]
+    pub grow_in_cwr: bool,
     /// MSS option to advertise (and the largest segment to send, less TCP
     /// options). Default: MTU - 40.
     #[serde(default)]

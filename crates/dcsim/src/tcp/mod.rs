@@ -68,6 +68,7 @@ pub struct TcpParams {
     pub nagle: bool,
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
+    pub grow_in_cwr: bool,
     pub frto: bool,
     pub bad_rexmit_undo: bool,
     pub rto_forgets_sack: bool,
@@ -128,6 +129,7 @@ impl TcpParams {
             nagle: t.nagle,
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
+            grow_in_cwr: t.grow_in_cwr,
             frto: t.frto,
             bad_rexmit_undo: t.bad_rexmit_undo,
             rto_forgets_sack: t.rto_forgets_sack,
@@ -1234,8 +1236,9 @@ impl Endpoint {
                 Recovery::Open => {
                     // No growth on an ECN-Echo, nor until the window of the
                     // last ECN reduction is acknowledged (CWR state, as Linux
-                    // and ns-3).
-                    if !ece && !self.cc.in_cwr(self.snd_una) && self.may_grow(p, self.snd_max - snd_una_before) {
+                    // and ns-3), unless tcp.grow_in_cwr (htsim).
+                    let cwr = ece || self.cc.in_cwr(self.snd_una);
+                    if (p.grow_in_cwr || !cwr) && self.may_grow(p, self.snd_max - snd_una_before) {
                         self.cc.grow(acked, mss, now, self.rtt.srtt);
                     }
                 }
@@ -2706,6 +2709,27 @@ mod tests {
         assert_eq!(e.snd_una, e.snd_max, "everything delivered");
         assert_eq!((e.stats.fast_retransmits, e.stats.timeouts), (1, 0));
         assert_eq!(e.stats.ecn_reductions, 0, "the loss was the window's reduction");
+    }
+
+    #[test]
+    fn the_window_of_an_ecn_reduction_grows_only_with_grow_in_cwr() {
+        // Segment 0 is marked: its ACK halves the window, and the other nine
+        // ACKs (all echoing, as no CWR has been sent) leave it there, as
+        // Linux's and ns-3's CWR state; htsim's TcpSrc grows on every ACK.
+        for grow in [false, true] {
+            let mut pair = Pair::connected(params(&format!("ecn = true\ndelayed_ack = {{ enabled = false }}\ngrow_in_cwr = {grow}")));
+            let mss = pair.ep[0].mss as u64;
+            let segs = data(&mut pair, 10);
+            exchange(&mut pair, segs.clone(), segs[0].seq, &[], &[0]);
+            let e = &pair.ep[0];
+            // Halved from the nine segments in flight after the first ACK.
+            assert_eq!((e.stats.ecn_reductions, e.cc.ssthresh), (1, 9 * mss / 2));
+            if grow {
+                assert!(e.cc.cwnd > e.cc.ssthresh, "cwnd {} ssthresh {}", e.cc.cwnd, e.cc.ssthresh);
+            } else {
+                assert_eq!(e.cc.cwnd, e.cc.ssthresh);
+            }
+        }
     }
 
     #[test]
