@@ -52,6 +52,7 @@ import json
 import math
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -77,8 +78,6 @@ from compare_ns3 import _pgo, timed  # noqa: E402  (same timing rules: one core,
 
 def build_htsim(src: Path) -> Path:
     """Build the patched programs, one per variant, in `src`, a csg-htsim checkout; returns their directory."""
-    import subprocess
-
     sim = src / "sim"
     dc = sim / "datacenter"
     objs = ["firstfit", "vl2_topology", "fat_tree_topology", "fat_tree_switch", "bcube_topology", "connection_matrix",
@@ -179,12 +178,13 @@ def goodput_stats(fractions: list[float]) -> dict[str, float]:
 
 
 def t95(xs: list[float]) -> tuple[float, float]:
-    """Mean and half-width of a 95 % t-interval (Student's t for n - 1 degrees of freedom)."""
+    """Mean and half-width of a 95 % Student's t interval."""
+    from scipy import stats
+
     n = len(xs)
     if n < 2:
         return statistics.fmean(xs), math.inf
-    t = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}.get(n - 1, 2.0)
-    return statistics.fmean(xs), t * statistics.stdev(xs) / math.sqrt(n)
+    return statistics.fmean(xs), stats.t.ppf(0.975, n - 1) * statistics.stdev(xs) / math.sqrt(n)
 
 
 def main() -> int:
@@ -215,15 +215,13 @@ def main() -> int:
             exe, build = pgo.build(), "pgo"
         except pgo.PgoUnavailable as e:
             print(f"compare_htsim: no profile-guided build ({e}); timing the plain one", file=sys.stderr)
-            import subprocess
-
             subprocess.run(["cargo", "build", "--release", "-q", "-p", "dcsim-cli"], cwd=ROOT, check=True)
             exe, build = ROOT / "target" / "release" / "dcsim-rs", "plain"
     if not args.json:
         print(f"variant {args.variant}; dcsim-rs build: {build} ({exe}); {DURATION_S * 1e3:.0f} ms simulated per run")
         print("| seed | htsim wall s | dcsim wall s (core) | dcsim / htsim | dcsim events | RSS MB htsim / dcsim "
-              "| mean goodput htsim / dcsim | p10 htsim / dcsim | Jain htsim / dcsim |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| mean goodput htsim / dcsim | p10 htsim / dcsim | slowest htsim / dcsim | Jain htsim / dcsim |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for seed in args.seeds:
         h_runs, d_runs = [], []
@@ -249,7 +247,8 @@ def main() -> int:
         else:
             print(f"| {seed} | {h['wall']:.2f} | {d['wall']:.2f} ({d['core']:.2f}) | {row['ratio']:.2f} | "
                   f"{d['events']:,} | {h['rss']:.0f} / {d['rss']:.0f} | {h_g['mean']:.3f} / {d_g['mean']:.3f} | "
-                  f"{h_g['p10']:.3f} / {d_g['p10']:.3f} | {h_g['jain']:.3f} / {d_g['jain']:.3f} |", flush=True)
+                  f"{h_g['p10']:.3f} / {d_g['p10']:.3f} | {h_g['min']:.3f} / {d_g['min']:.3f} | "
+                  f"{h_g['jain']:.3f} / {d_g['jain']:.3f} |", flush=True)
     ratio, ratio_hw = t95([r["ratio"] for r in rows])
     diff, diff_hw = t95([r["goodput_dcsim"]["mean"] / r["goodput_htsim"]["mean"] - 1 for r in rows])
     verdict = {
