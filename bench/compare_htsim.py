@@ -73,7 +73,7 @@ VARIANTS = {
 }
 
 sys.path.insert(0, str(ROOT / "bench"))
-from compare_ns3 import _pgo, timed  # noqa: E402  (same timing rules: one core, /usr/bin/time)
+from compare_ns3 import _pgo, run_dcsim_text, timed  # noqa: E402  (same timing rules: one core, /usr/bin/time)
 
 
 def build_htsim(src: Path) -> Path:
@@ -149,15 +149,6 @@ def dcsim_scenario(perm: list[int], seed: int, variant: str = "dctcp") -> str:
     return text.replace("[run]\n", f"[run]\nseed = {seed}\n", 1)
 
 
-def run_dcsim(exe: Path, text: str) -> dict[str, float]:
-    with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
-        f.write(text)
-        f.flush()
-        out, wall, rss = timed([str(exe), f.name])
-    summary = json.loads(out.strip().splitlines()[-1])
-    return {"wall": wall, "core": summary["wall_seconds"], "events": summary["events"], "rss": rss}
-
-
 def dcsim_delivered(text: str) -> tuple[int, dict[int, tuple[int, int]]]:
     """Events and {src: (dst, bytes delivered)} from the Python package."""
     import dcsim
@@ -229,7 +220,7 @@ def main() -> int:
             h, h_flows = run_htsim(htsim, seed)
             h_runs.append(h)
             text = dcsim_scenario([h_flows[s][0] for s in range(HOSTS)], seed, args.variant)
-            d_runs.append(run_dcsim(exe, text))
+            d_runs.append(run_dcsim_text(exe, text))
         h, d = min(h_runs, key=lambda r: r["wall"]), min(d_runs, key=lambda r: r["wall"])
         events, d_flows = dcsim_delivered(text)
         if events != d["events"]:

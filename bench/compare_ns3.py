@@ -113,6 +113,11 @@ def run_dcsim(exe: Path, name: str, replace: dict[str, str]) -> dict[str, float]
     for a, b in replace.items():
         assert a in text, (name, a)
         text = text.replace(a, b)
+    return run_dcsim_text(exe, text)
+
+
+def run_dcsim_text(exe: Path, text: str) -> dict[str, float]:
+    """Time dcsim-rs on a scenario given as TOML text: wall, core, events, peak RSS."""
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
         f.write(text)
         f.flush()
