@@ -171,6 +171,28 @@ def test_progress_bar_on_a_terminal_and_ctrl_c_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "long.toml"]
 
 
+def test_threads_split_a_canonical_run_and_give_the_same_tables(tmp_path):
+    (tmp_path / "s.toml").write_text(SMALL.replace("[topology]", "[run]\nevent_order = \"canonical\"\n[topology]"))
+    tables = {}
+    for threads in ("1", "2"):
+        p = cli("run", "s.toml", "--out", f"t{threads}", "--quiet", "--threads", threads, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        out = tmp_path / f"t{threads}"
+        assert json.loads((out / "summary.json").read_text())["threads"] == int(threads)
+        tables[threads] = {name: pq.read_table(out / f"{name}.parquet") for name in ("flows", "queries", "ports", "queues")}
+    assert tables["1"]["queries"].num_rows == 3
+    for name, table in tables["1"].items():
+        assert table.equals(tables["2"][name]), name
+    # The scheduled order cannot split, and a thread count is checked: exit 2, nothing written.
+    (tmp_path / "plain.toml").write_text(SMALL)
+    for args, words in ((["plain.toml", "--threads", "2"], 'run.event_order = "canonical"'), (["s.toml", "--threads", "0"], "1..=64")):
+        p = cli("run", *args, "--out", "bad", cwd=tmp_path)
+        assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+        assert not (tmp_path / "bad").exists()
+    p = cli("bench", "--threads", "two", cwd=tmp_path)
+    assert p.returncode == 2 and "thread counts from 1 to 64" in p.stderr
+
+
 def test_bench_json_lines():
     p = cli("bench", "--json", "--only", "incast-64")
     assert p.returncode == 0, p.stderr
@@ -183,6 +205,12 @@ def test_bench_json_lines():
     # A plain build (the editable install of the test command), or the
     # profile a `pip install .` wheel was built with.
     assert r["build"] == "plain" or re.fullmatch(r"pgo pgo-ext-[0-9a-f]{16}\.profdata", r["build"])
+    # With thread counts: one row per count, the same events.
+    p = cli("bench", "--json", "--only", "incast-16", "--threads", "1,2")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [(r["name"], r["threads"]) for r in rows] == [("incast-16@1t", 1), ("incast-16@2t", 2)]
+    assert rows[0]["events"] == rows[1]["events"] > 10_000
 
 
 def test_a_terminal_that_cannot_show_units_gets_a_question_mark_not_a_crash(tmp_path, star):

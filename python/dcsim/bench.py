@@ -19,23 +19,25 @@ def scenarios(large: bool = False) -> list[Path]:
     return sorted(BENCH_DIR.glob("*.toml")) + (sorted((BENCH_DIR / "large").glob("*.toml")) if large else [])
 
 
-def _measure(path: Path) -> dict[str, object]:
-    """Run one scenario in this process and report (called in a child)."""
+def _measure(path: Path, threads: int | None = None) -> dict[str, object]:
+    """Run one scenario in this process and report (called in a child).
+    With `threads`, in the canonical event order on that many threads."""
     import resource
     import time
 
     from .scenario import resolve
     from . import _core
 
-    resolved, _ = resolve(path)
+    resolved, _ = resolve(path, {"run.event_order": "canonical"} if threads else None)
     sim = _core.Simulation(json.dumps(resolved))
     t0 = time.perf_counter()
-    raw = sim.run()
+    raw = sim.run(threads)
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return {
-        "name": path.stem,
+        "name": path.stem + (f"@{threads}t" if threads else ""),
+        "threads": threads,
         "wall_s": round(wall, 4),
         "events": summary["events"],
         "events_per_s": round(summary["events"] / wall) if wall > 0 else 0,
@@ -107,7 +109,10 @@ def soak(events: int, json_lines: bool = False) -> int:
     return 0
 
 
-def main(json_lines: bool = False, only: list[str] | None = None) -> int:
+def main(json_lines: bool = False, only: list[str] | None = None, threads: list[int] | None = None, repeat: int = 1) -> int:
+    """Each scenario (and, with `threads`, each thread count in the
+    canonical order: "NAME@2t"), one after another; the whole set `repeat`
+    times, so that runs to be compared alternate."""
     paths = [p for p in scenarios(large=bool(only)) if not only or p.stem in only]
     if not paths:
         names = ", ".join(p.stem for p in scenarios(large=True))
@@ -118,9 +123,10 @@ def main(json_lines: bool = False, only: list[str] | None = None) -> int:
         print(f"(not run by default, minutes each: {large}; name one with --only)", file=sys.stderr)
     if not json_lines:
         print(f"build: {build()}")
-        print(f"{'scenario':<22} {'wall s':>8} {'events':>12} {'events/s':>12} {'packets/s':>12} {'peak RSS MB':>12}")
-    for p in paths:
-        proc = subprocess.run([sys.executable, "-m", "dcsim.bench", str(p)], capture_output=True, text=True)
+        print(f"{'scenario':<26} {'wall s':>8} {'events':>12} {'events/s':>12} {'packets/s':>12} {'peak RSS MB':>12}")
+    runs = [(p, [str(t)] if t else []) for _ in range(max(1, repeat)) for p in paths for t in (threads or [None])]
+    for p, extra in runs:
+        proc = subprocess.run([sys.executable, "-m", "dcsim.bench", str(p), *extra], capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"dcsim bench: {p.stem} failed:\n{proc.stderr}", file=sys.stderr)
             return 1
@@ -128,9 +134,9 @@ def main(json_lines: bool = False, only: list[str] | None = None) -> int:
         if json_lines:
             print(json.dumps(r), flush=True)
         else:
-            print(f"{r['name']:<22} {r['wall_s']:>8.3f} {r['events']:>12,} {r['events_per_s']:>12,} {r['packets_per_s']:>12,} {r['peak_rss_mb']:>12.1f}", flush=True)
+            print(f"{r['name']:<26} {r['wall_s']:>8.3f} {r['events']:>12,} {r['events_per_s']:>12,} {r['packets_per_s']:>12,} {r['peak_rss_mb']:>12.1f}", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    print(json.dumps(_measure(Path(sys.argv[1]))))
+    print(json.dumps(_measure(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None)))

@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_writable(args.out)
     try:
         overrides = _overrides(args.set)
-        result = run(scenario, seed=args.seed, overrides=overrides, preset=args.preset, progress=not args.quiet)
+        result = run(scenario, seed=args.seed, overrides=overrides, preset=args.preset, progress=not args.quiet, threads=args.threads)
     except ScenarioError as e:
         return _fail(str(e))
     except (Cancelled, KeyboardInterrupt):
@@ -189,13 +189,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _thread_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or any(not 1 <= n <= 64 for n in counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give thread counts from 1 to 64, separated by commas (e.g. 1,2)")
+    return counts
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
     from .bench import soak
 
     if args.soak:
         return soak(args.soak, json_lines=args.json)
-    return bench_main(json_lines=args.json, only=args.only)
+    return bench_main(json_lines=args.json, only=args.only, threads=args.threads, repeat=args.repeat)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", action="append", metavar="NAME",
                    help="apply a named bundle of overrides first, e.g. stack/linux or hull/DCTCP-30K; repeat to apply several in order (see `dcsim presets`)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a key, e.g. --set tcp.min_rto=1ms")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="split the run over N threads; needs run.event_order = \"canonical\" (same results for every N)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_run)
 
@@ -278,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     p = command("bench", help="run the fixed benchmark scenarios")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these scenarios")
+    p.add_argument("--threads", type=_thread_counts, metavar="N[,N...]",
+                   help="run each scenario with run.event_order = \"canonical\" on each of these thread counts, one after another (e.g. 1,2)")
+    p.add_argument("--repeat", type=int, default=1, metavar="R", help="run the whole set R times, alternating (default 1)")
     p.add_argument("--soak", type=int, metavar="EVENTS", help="instead: run one long simulation of about EVENTS events, reporting rate and RSS as it goes")
     p.set_defaults(func=cmd_bench)
 

@@ -1,15 +1,27 @@
-//! `dcsim-rs SCENARIO.toml`: run a scenario without Python (for profiling with
-//! perf or callgrind) and print its summary as JSON. A `.json` file is read
-//! as a resolved scenario (what `dcsim.scenario.resolve` returns).
+//! `dcsim-rs SCENARIO.toml [--threads N]`: run a scenario without Python
+//! (for profiling with perf or callgrind) and print its summary as JSON. A
+//! `.json` file is read as a resolved scenario (what
+//! `dcsim.scenario.resolve` returns). `--threads` splits a run with
+//! `run.event_order = "canonical"` over N threads.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 2 {
-        eprintln!("usage: dcsim-rs SCENARIO.toml|SCENARIO.json");
-        return ExitCode::from(2);
-    }
+    let threads = match args.get(2).map(String::as_str) {
+        None if args.len() == 2 => None,
+        Some("--threads") if args.len() == 4 => match args[3].parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                eprintln!("error: --threads: {:?} is not a whole number (allowed 1..=64)", args[3]);
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            eprintln!("usage: dcsim-rs SCENARIO.toml|SCENARIO.json [--threads N]");
+            return ExitCode::from(2);
+        }
+    };
     let text = match std::fs::read_to_string(&args[1]) {
         Ok(t) => t,
         Err(e) => {
@@ -25,7 +37,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match dcsim::run(&scenario, None) {
+    let result = match threads {
+        None => dcsim::run(&scenario, None),
+        Some(n) => dcsim::world::run_threads(&scenario, n, None),
+    };
+    match result {
+        Err(dcsim::world::RunError::Unsupported(why)) => {
+            eprintln!("error: {why}");
+            ExitCode::from(2)
+        }
         Ok(out) => {
             println!("{}", serde_json::Value::Object(out.summary));
             ExitCode::SUCCESS

@@ -5,6 +5,13 @@
 //! deterministic regardless of the queue's internals. Events pushed with
 //! `schedule_first` come before all others of their instant.
 //!
+//! With `with_origins` the order is canonical instead (docs/design.md,
+//! "Parallel runs"): the sequence part of a key is (origin, that origin's
+//! own count), where the caller names the origin of each event it handles,
+//! so the order of an instant's events no longer depends on the order in
+//! which separate parts of the network were simulated. An origin whose
+//! events are unique per instant may push with a fixed `tag` instead.
+//!
 //! Events due at least `FAR` ahead (retransmission timers, flow arrivals)
 //! wait in the far heap, the others in the near heap; `pop` takes the
 //! smaller of the two minima, and keys are unique, so the order is exactly
@@ -37,6 +44,11 @@ const WORDS: usize = BUCKETS / 64;
 /// `schedule_first` for the same instant.
 const LATER: u128 = 1 << 63;
 
+/// Bits of a canonical key's sequence part given to the origin's own count.
+const ORIGIN_SHIFT: u32 = 39;
+/// Origins and tags below this fit beside the count (2^24).
+pub const MAX_ORIGINS: u64 = 1 << (63 - ORIGIN_SHIFT);
+
 /// The time of a key (time << 64 | later << 63 | seq).
 #[inline(always)]
 fn time_of(key: u128) -> SimTime {
@@ -66,7 +78,13 @@ pub struct EventQueue<E: Copy> {
     /// Events due before this go to the near heap: a lower bound on now +
     /// FAR, raised when a push finds it stale (0 with a wheel).
     near_until: u64,
+    /// The next sequence number: global, or the current origin's own count.
     seq: u64,
+    /// Canonical order: the current origin in the key's high sequence bits
+    /// (0 otherwise), and every origin's saved count.
+    origin_bits: u64,
+    origin: usize,
+    origin_seq: Vec<u64>,
     now: SimTime,
     popped: u64,
 }
@@ -80,12 +98,78 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// A queue for a small network: two heaps.
     pub fn new() -> Self {
-        EventQueue { near: Heap::new(), far: Heap::new(), wheel: None, near_until: FAR, seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue {
+            near: Heap::new(),
+            far: Heap::new(),
+            wheel: None,
+            near_until: FAR,
+            seq: 0,
+            origin_bits: 0,
+            origin: 0,
+            origin_seq: Vec::new(),
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
 
     /// A queue for a large network: two heaps and a timing wheel.
     pub fn with_wheel() -> Self {
         EventQueue { wheel: Some(Box::new(Wheel::new())), near_until: 0, ..Self::new() }
+    }
+
+    /// Switch to the canonical order with `origins` origins (origin 0 is
+    /// current); tags for `schedule_tagged` start at `origins`.
+    pub fn with_origins(mut self, origins: usize) -> Self {
+        assert!(origins >= 1 && (origins as u64) < MAX_ORIGINS && self.is_empty());
+        self.origin_seq = vec![0; origins];
+        self.origin = 0;
+        self.origin_bits = 0;
+        self.seq = 0;
+        self
+    }
+
+    /// Canonical order: the events scheduled from now on come from `origin`.
+    #[inline]
+    pub fn set_origin(&mut self, origin: usize) {
+        if origin != self.origin {
+            self.origin_seq[self.origin] = self.seq;
+            self.seq = self.origin_seq[origin];
+            self.origin = origin;
+            self.origin_bits = (origin as u64) << ORIGIN_SHIFT;
+        }
+    }
+
+    /// Canonical order: schedule `ev` at `at` under a tag (>= the number of
+    /// origins) that no other event of that instant has.
+    #[inline]
+    pub fn schedule_tagged(&mut self, at: SimTime, tag: u64, ev: E) {
+        debug_assert!(!self.origin_seq.is_empty() && tag >= self.origin_seq.len() as u64 && tag < MAX_ORIGINS);
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        self.insert(Entry { key: ((at.0 as u128) << 64) | LATER | ((tag as u128) << ORIGIN_SHIFT), ev });
+    }
+
+    /// Keep only the events `keep` accepts (order and keys unchanged).
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        let (now, popped) = (self.now, self.popped);
+        let mut kept = Vec::new();
+        while let Some(key) = self.peek_entry().map(|(k, _)| k) {
+            let (_, ev) = self.pop().expect("peeked");
+            if keep(&ev) {
+                kept.push(Entry { key, ev });
+            }
+        }
+        self.now = now;
+        self.popped = popped;
+        for e in kept {
+            self.insert(e);
+        }
+    }
+
+    /// Set the clock and the count of events executed (to report a run
+    /// that was split over several queues); `now` never goes back.
+    pub fn set_totals(&mut self, now: SimTime, popped: u64) {
+        self.now = self.now.max(now);
+        self.popped = popped;
     }
 
     /// The time of the event being processed (or of the last one popped).
@@ -124,13 +208,18 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn push(&mut self, at: SimTime, later: u128, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = ((at.0 as u128) << 64) | later | self.seq as u128;
-        debug_assert!(key != EMPTY);
+        let key = ((at.0 as u128) << 64) | later | (self.origin_bits | self.seq) as u128;
+        debug_assert!(key != EMPTY && (self.origin_seq.is_empty() || self.seq < 1 << ORIGIN_SHIFT));
         self.seq += 1;
-        if at.0 < self.near_until {
-            self.near.push(Entry { key, ev });
+        self.insert(Entry { key, ev });
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, e: Entry<E>) {
+        if time_of(e.key).0 < self.near_until {
+            self.near.push(e);
         } else {
-            self.push_later(Entry { key, ev });
+            self.push_later(e);
         }
     }
 
@@ -599,6 +688,38 @@ mod tests {
         assert_eq!(q.pop(), Some((now, 0)));
         assert_eq!(q.pop(), Some((now + Dur(2 * FAR), 1)));
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn canonical_order_follows_origins_not_push_order() {
+        for wheel in [false, true] {
+            let new = || if wheel { EventQueue::with_wheel() } else { EventQueue::new() }.with_origins(3);
+            // The same events from origins 1 and 2, pushed in two interleavings.
+            let (mut a, mut b) = (new(), new());
+            a.set_origin(1);
+            a.schedule(SimTime(5), 10);
+            a.set_origin(2);
+            a.schedule(SimTime(5), 20);
+            a.set_origin(1);
+            a.schedule(SimTime(5), 11);
+            a.schedule_tagged(SimTime(5), 7, 30);
+            a.set_origin(0);
+            a.schedule_first(SimTime(5), 1);
+            a.schedule(SimTime(4), 0);
+            b.schedule(SimTime(4), 0);
+            b.schedule_tagged(SimTime(5), 7, 30);
+            b.set_origin(2);
+            b.schedule(SimTime(5), 20);
+            b.set_origin(1);
+            b.schedule(SimTime(5), 10);
+            b.schedule(SimTime(5), 11);
+            b.set_origin(0);
+            b.schedule_first(SimTime(5), 1);
+            b.retain(|&e| e != 11);
+            let order = |mut q: EventQueue<u32>| std::iter::from_fn(move || q.pop().map(|(_, e)| e)).collect::<Vec<_>>();
+            assert_eq!(order(a), [0, 1, 10, 11, 20, 30]);
+            assert_eq!(order(b), [0, 1, 10, 20, 30]);
+        }
     }
 
     #[test]

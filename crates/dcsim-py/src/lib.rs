@@ -110,12 +110,21 @@ impl Simulation {
     /// Run to completion without holding the GIL. Returns
     /// {"summary": json text, "tables": {name: [(column, dtype, data)]},
     /// "pcaps": {name: pcap file bytes}}.
-    fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// With `threads`, a canonical-order scenario runs split over that
+    /// many threads (the same results for every count).
+    #[pyo3(signature = (threads=None))]
+    fn run<'py>(&self, py: Python<'py>, threads: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
         let scenario = &self.scenario;
         let progress = &*self.progress;
-        let out = py.detach(|| dcsim::run(scenario, Some(progress))).map_err(|e| match e {
-            RunError::Cancelled => Cancelled::new_err("the run was cancelled"),
-        })?;
+        let out = py
+            .detach(|| match threads {
+                None => dcsim::run(scenario, Some(progress)),
+                Some(n) => dcsim::world::run_threads(scenario, n, Some(progress)),
+            })
+            .map_err(|e| match e {
+                RunError::Cancelled => Cancelled::new_err("the run was cancelled"),
+                RunError::Unsupported(why) => ScenarioError::new_err(why),
+            })?;
         let result = PyDict::new(py);
         result.set_item("summary", serde_json::Value::Object(out.summary).to_string())?;
         let tables = PyDict::new(py);

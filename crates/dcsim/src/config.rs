@@ -160,11 +160,28 @@ pub struct RunCfg {
     /// Stop as soon as every finite workload has completed.
     #[serde(default = "yes")]
     pub stop_when_done: bool,
+    /// The order of events due in the same picosecond.
+    #[serde(default)]
+    pub event_order: EventOrder,
 }
 impl Default for RunCfg {
     fn default() -> Self {
-        RunCfg { seed: 1, duration: None, stop_when_done: true }
+        RunCfg { seed: 1, duration: None, stop_when_done: true, event_order: EventOrder::Scheduled }
     }
+}
+
+/// How events due in the same picosecond are ordered (docs/design.md,
+/// "Parallel runs").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EventOrder {
+    /// In the order they were scheduled, over the whole network.
+    #[default]
+    Scheduled,
+    /// By (origin, the origin's own order): a node's events never wait on
+    /// another's, so the run splits over threads (`threads`) with the same
+    /// results for every thread count.
+    Canonical,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -2,7 +2,7 @@
 //! moves packets between them.
 
 use crate::config::{
-    bulk_pairs, Bulk, Flows, Incast, LoadReference, Poisson, RequestArrival, Requests, SamplePorts, Scenario, Search, ServiceTime, Topology,
+    bulk_pairs, EventOrder, Bulk, Flows, Incast, LoadReference, Poisson, RequestArrival, Requests, SamplePorts, Scenario, Search, ServiceTime, Topology,
     Workload,
 };
 use crate::traffic::{exp_interval, service_time, PoissonGen, SizeDist};
@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 mod incast;
+mod parallel;
 mod pfc;
 mod poisson;
 mod rdma;
@@ -29,6 +30,8 @@ mod search;
 mod tables;
 
 use incast::IncastApp;
+use parallel::Part;
+pub use parallel::{run_threads, unsupported};
 use pfc::PfcRun;
 use rdma::RdmaRun;
 use requests::RequestsApp;
@@ -100,6 +103,8 @@ impl Progress {
 #[derive(Debug)]
 pub enum RunError {
     Cancelled,
+    /// The scenario cannot run this way (the message says why).
+    Unsupported(String),
 }
 
 pub struct RunOutput {
@@ -247,6 +252,10 @@ pub struct World<'a> {
     int_on: bool,
     /// A frame's start concerns more than its port (`started_tx_extras`).
     start_extras: bool,
+    /// With the canonical event order: this world's partition of the run.
+    part: Option<Box<Part>>,
+    /// Packets held by the other partitions when they were merged into this one.
+    live_elsewhere: u64,
     // Packet conservation.
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -276,7 +285,11 @@ impl<'a> World<'a> {
         let net_ports = net.ports.len();
         let mut w = World {
             scenario: s,
-            q: if net_ports >= WHEEL_MIN_PORTS { EventQueue::with_wheel() } else { EventQueue::new() },
+            q: match s.run.event_order {
+                EventOrder::Scheduled if net_ports >= WHEEL_MIN_PORTS => EventQueue::with_wheel(),
+                EventOrder::Scheduled => EventQueue::new(),
+                EventOrder::Canonical => World::canonical_queue(&net, net_ports >= WHEEL_MIN_PORTS),
+            },
             net,
             pool: PacketPool::default(),
             fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
@@ -327,6 +340,8 @@ impl<'a> World<'a> {
             rdma: None,
             int_on: false,
             start_extras: false,
+            part: None,
+            live_elsewhere: 0,
             packets_created: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -544,10 +559,10 @@ impl<'a> World<'a> {
                 let p = &mut self.net.ports[port as usize];
                 let shared = p.shared.map(|i| &mut self.net.shared[i as usize]);
                 let done = p.finish_tx(now, &mut self.pool, shared);
-                if done.first_on_wire {
-                    self.q.schedule(now + p.delay, Ev::LinkArrive(port, done.frame));
+                let (node, arrive) = (p.node, now + p.delay);
+                if !done.lost {
+                    self.wired(port, arrive, done.frame, done.first_on_wire);
                 }
-                let node = p.node;
                 if self.pfc.is_some() && node >= self.net.num_hosts {
                     self.pfc_depart(now, done.frame);
                 }
@@ -571,7 +586,10 @@ impl<'a> World<'a> {
                 debug_assert_eq!(head, (now, id));
                 let node = p.peer;
                 if let Some(&(next, next_id)) = p.on_wire.front() {
-                    self.q.schedule(next, Ev::LinkArrive(port, next_id));
+                    match &self.part {
+                        None => self.q.schedule(next, Ev::LinkArrive(port, next_id)),
+                        Some(part) => self.q.schedule_tagged(next, part.arrival_tag(port), Ev::LinkArrive(port, next_id)),
+                    }
                 }
                 if !p.up {
                     // The link failed while the frame was propagating.
@@ -838,9 +856,8 @@ impl<'a> World<'a> {
                 // It is sent right after the frames before it: on the wire already.
                 let p = &mut self.net.ports[port as usize];
                 let arrive = p.busy_until + p.delay;
-                if p.put_on_wire(arrive, id) {
-                    self.q.schedule(arrive, Ev::LinkArrive(port, id));
-                }
+                let first = p.put_on_wire(arrive, id);
+                self.wired(port, arrive, id, first);
             }
             Offer::Queued { evicted } => {
                 self.packets_dropped += evicted as u64;
@@ -858,6 +875,18 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Frame `id` was put on the wire of `port`, to arrive at `arrive`
+    /// (`first`: alone there, so its arrival needs an event now).
+    #[inline(always)]
+    fn wired(&mut self, port: u32, arrive: SimTime, id: PktId, first: bool) {
+        if self.part.is_some() {
+            return self.wired_canonical(port, id);
+        }
+        if first {
+            self.q.schedule(arrive, Ev::LinkArrive(port, id));
+        }
+    }
+
     /// A port begins serialising its current frame.
     #[inline(always)]
     fn start_tx(&mut self, now: SimTime, port: u32) {
@@ -868,10 +897,10 @@ impl<'a> World<'a> {
         if p.end_known_at_start {
             // Its last bit arrives at now + d + delay: on the wire already.
             let arrive = now + d + p.delay;
-            if p.put_on_wire(arrive, id) {
-                self.q.schedule(arrive, Ev::LinkArrive(port, id));
-            }
+            let first = p.put_on_wire(arrive, id);
             p.busy_until = now + d;
+            self.wired(port, arrive, id, first);
+            let p = &mut self.net.ports[port as usize];
             if p.queue_packets() > 0 && !p.start_known_at_enqueue {
                 // Ahead of its picosecond's arrivals, as `settle` has it.
                 self.q.schedule_first(now + d, Ev::TxDone(port));
@@ -1188,7 +1217,7 @@ impl<'a> World<'a> {
     }
     /// Packets in queues, on links or in switches right now.
     pub fn packets_in_flight(&self) -> u64 {
-        self.pool.live() as u64
+        self.pool.live() as u64 + self.live_elsewhere
     }
     pub fn endpoints(&self) -> &[Endpoint] {
         &self.eps
@@ -1202,6 +1231,9 @@ impl<'a> World<'a> {
 /// Run a scenario to completion. `progress`, if given, is updated as the run
 /// goes and can cancel it.
 pub fn run(s: &Scenario, progress: Option<&Progress>) -> Result<RunOutput, RunError> {
+    if s.run.event_order == EventOrder::Canonical {
+        return run_threads(s, 1, progress);
+    }
     let t0 = Instant::now();
     let mut w = World::new(s);
     w.run(progress)?;

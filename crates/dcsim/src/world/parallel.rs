@@ -1,0 +1,482 @@
+//! One run over several threads (`run.event_order = "canonical"`,
+//! docs/design.md, "Parallel runs").
+//!
+//! Every thread builds the whole world and simulates a part of the nodes
+//! (a partition): all hosts with their applications and flow records in
+//! partition 0, the switches spread over the partitions by weight. Only
+//! frames cross partitions, on links, so a frame put on a cut link at time
+//! t arrives no earlier than t + L, L the smallest link delay: the threads
+//! advance in windows [M, M + L), M the earliest pending event anywhere,
+//! and swap the frames that crossed at each window's end (a conservative,
+//! synchronous scheme: Lubachevsky's bounded lag, with one barrier per
+//! window). Events of the same picosecond are ordered by (origin, the
+//! origin's own count), so a node's order never depends on how the others
+//! were split: the results are identical for every thread count.
+//!
+//! Events that concern the whole network (the stop, link failures, queue
+//! samples) run in every partition; a partition handles them for its own
+//! ports. A run that stops because its workload is done stops at the end
+//! of the window in which the last flow finished, whatever the threads.
+
+use super::*;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
+
+/// Origins of events (dcsim_engine::queue, canonical order): the
+/// network-wide events, the hosts, then one per switch.
+const GLOBAL: usize = 0;
+const HOSTS: usize = 1;
+const FIRST_SWITCH: usize = 2;
+
+/// Weight of a host against a switch port when the switches are spread
+/// over partitions: a host's events (TCP, applications) cost more than a
+/// switch port's (measured: docs/benchmarks.md, "Parallel runs").
+const HOST_WEIGHT: f64 = 2.5;
+
+/// A frame crossing to another partition: it arrives on the far end of
+/// `port` at `arrive`.
+pub(super) struct Mail {
+    port: u32,
+    arrive: SimTime,
+    pkt: Packet,
+}
+
+/// This world's place in a split run.
+pub(super) struct Part {
+    me: usize,
+    parts: usize,
+    /// Partition of each node.
+    owner: Vec<u8>,
+    /// Smallest link delay: the lookahead of every window.
+    lookahead: Dur,
+    /// Canonical tag of each port's arrivals: tag_base + port.
+    tag_base: u64,
+    /// Frames for each partition, and the earliest arrival among them.
+    outbox: Vec<Vec<Mail>>,
+    sent_min: SimTime,
+    /// Frames mailed in this window, freed at its end (the handler that
+    /// mailed one may still read it).
+    mailed: Vec<PktId>,
+    /// Network-wide events popped here and in partition 0 (counted there).
+    replicated: u64,
+    /// Of the sampled ports this partition samples, each one's index in
+    /// the scenario's list.
+    sample_entries: Vec<u32>,
+}
+
+impl Part {
+    #[inline]
+    pub(super) fn arrival_tag(&self, port: u32) -> u64 {
+        self.tag_base + port as u64
+    }
+}
+
+/// Why a scenario cannot run on `threads` threads (None: it can).
+pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
+    if threads == 0 || threads > 64 {
+        return Some(format!("threads = {threads}: allowed 1..=64"));
+    }
+    if threads > 1 && s.run.event_order != crate::config::EventOrder::Canonical {
+        return Some(format!(
+            "threads = {threads} needs run.event_order = \"canonical\" (the scheduled order is one sequence over the whole network); \
+             set it in the scenario or with --set run.event_order=canonical"
+        ));
+    }
+    if threads == 1 {
+        return None;
+    }
+    let features = [
+        (s.switch.pfc.is_some(), "switch.pfc"),
+        (s.rdma.is_some(), "rdma"),
+        (s.switch.voq.is_some(), "switch.voq"),
+        (!s.output.pcap.is_empty(), "output.pcap"),
+    ];
+    if let Some((_, key)) = features.iter().find(|(on, _)| *on) {
+        return Some(format!("{key} does not run on more than one thread yet: use threads = 1"));
+    }
+    let net = Network::build(s);
+    if net.ports.iter().any(|p| p.delay == Dur::ZERO) {
+        return Some("threads > 1 needs every link to have a positive delay (it is the lookahead)".into());
+    }
+    None
+}
+
+/// Partition of every node: hosts in 0, switches in node order filling the
+/// partitions to equal weight (a host weighs HOST_WEIGHT, a switch its ports).
+fn partition(net: &Network, parts: usize) -> Vec<u8> {
+    let h = net.num_hosts as usize;
+    let weight = |n: usize| if n < h { HOST_WEIGHT } else { net.node_ports[n].len() as f64 };
+    let total: f64 = (0..net.kinds.len()).map(weight).sum();
+    let mut owner = vec![0u8; net.kinds.len()];
+    let mut acc = h as f64 * HOST_WEIGHT;
+    for (n, o) in owner.iter_mut().enumerate().skip(h) {
+        // The switch goes where the middle of its weight falls.
+        let mid = acc + weight(n) / 2.0;
+        *o = ((mid / total * parts as f64) as usize).min(parts - 1) as u8;
+        acc += weight(n);
+    }
+    owner
+}
+
+impl<'a> World<'a> {
+    /// Canonical order: the origin of an event (see the constants above).
+    #[inline]
+    fn origin_of(&self, ev: &Ev) -> usize {
+        let node = match *ev {
+            Ev::TxDone(port) | Ev::PfcRefresh { port, .. } | Ev::PfcResume { port, .. } => self.net.ports[port as usize].node,
+            Ev::LinkArrive(port, _) => self.net.ports[port as usize].peer,
+            Ev::SwitchOut(sw) | Ev::VoqWake { sw, .. } => sw,
+            Ev::Sample | Ev::Stop | Ev::Link { .. } | Ev::PfcWatch => return GLOBAL,
+            _ => return HOSTS,
+        };
+        if node < self.net.num_hosts {
+            HOSTS
+        } else {
+            FIRST_SWITCH + (node - self.net.num_hosts) as usize
+        }
+    }
+
+    /// The canonical queue for this network (World::new, before any event).
+    pub(super) fn canonical_queue(net: &Network, wheel: bool) -> EventQueue<Ev> {
+        let q = if wheel { EventQueue::with_wheel() } else { EventQueue::new() };
+        q.with_origins(FIRST_SWITCH + net.kinds.len() - net.num_hosts as usize)
+    }
+
+    /// Make this world partition `me` of `parts`: keep only its events.
+    fn into_partition(&mut self, me: usize, parts: usize) {
+        let owner = partition(&self.net, parts);
+        let lookahead = self.net.ports.iter().map(|p| p.delay).min().unwrap_or(Dur::ZERO);
+        let switches = self.net.kinds.len() - self.net.num_hosts as usize;
+        let mut sample_entries = Vec::new();
+        let mut sampled = Vec::new();
+        for (i, &p) in self.sampled_ports.iter().enumerate() {
+            if owner[self.net.ports[p as usize].node as usize] as usize == me {
+                sample_entries.push(i as u32);
+                sampled.push(p);
+            }
+        }
+        self.sampled_ports = sampled;
+        self.part = Some(Box::new(Part {
+            me,
+            parts,
+            owner,
+            lookahead,
+            tag_base: (FIRST_SWITCH + switches) as u64,
+            outbox: (0..parts).map(|_| Vec::new()).collect(),
+            sent_min: SimTime(u64::MAX),
+            mailed: Vec::new(),
+            replicated: 0,
+            sample_entries,
+        }));
+        let mut q = std::mem::take(&mut self.q);
+        q.retain(|ev| {
+            let o = self.origin_of(ev);
+            o == GLOBAL || self.partition_of_origin(o) == me
+        });
+        self.q = q;
+    }
+
+    fn partition_of_origin(&self, origin: usize) -> usize {
+        let p = self.part.as_ref().expect("partitioned");
+        match origin {
+            HOSTS => 0,
+            o => p.owner[self.net.num_hosts as usize + o - FIRST_SWITCH] as usize,
+        }
+    }
+
+    /// A frame was put on the wire of `port` while its peer belongs to
+    /// another partition, or with the canonical order: mail it, or
+    /// schedule its arrival under the port's tag.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wired_canonical(&mut self, port: u32, id: PktId) {
+        let part = self.part.as_mut().expect("canonical order");
+        let p = &mut self.net.ports[port as usize];
+        let to = part.owner[p.peer as usize] as usize;
+        if to != part.me {
+            let (arrive, last) = p.on_wire.pop_back().expect("just put on the wire");
+            debug_assert_eq!(last, id);
+            part.outbox[to].push(Mail { port, arrive, pkt: *self.pool.get(id) });
+            part.sent_min = part.sent_min.min(arrive);
+            part.mailed.push(id);
+        } else if p.on_wire.len() == 1 {
+            let (arrive, id) = p.on_wire[0];
+            self.q.schedule_tagged(arrive, part.arrival_tag(port), Ev::LinkArrive(port, id));
+        }
+    }
+
+    /// A frame from another partition: onto this side's copy of its link.
+    fn receive(&mut self, m: Mail) {
+        let id = self.pool.alloc(m.pkt);
+        if self.net.ports[m.port as usize].put_on_wire(m.arrive, id) {
+            let tag = self.part.as_ref().expect("partitioned").arrival_tag(m.port);
+            self.q.schedule_tagged(m.arrive, tag, Ev::LinkArrive(m.port, id));
+        }
+    }
+
+    /// Handle this partition's events before `end`; true if the run stopped.
+    fn run_window(&mut self, end: SimTime) -> bool {
+        let me = self.part.as_ref().expect("partitioned").me;
+        while self.q.peek_time().is_some_and(|t| t < end) {
+            let (now, ev) = self.q.pop().expect("peeked");
+            if self.prefetch {
+                self.prefetch_next();
+            }
+            let origin = self.origin_of(&ev);
+            self.q.set_origin(origin);
+            if origin == GLOBAL && me != 0 {
+                self.part.as_mut().expect("partitioned").replicated += 1;
+            }
+            self.dispatch(now, ev);
+            if matches!(ev, Ev::Stop) || self.stop_reason == Some("pfc deadlock") {
+                return true;
+            }
+        }
+        // A finished workload stops the run at the window's end.
+        self.stop_reason.is_some()
+    }
+
+    /// Run partition `me` to the end, in step with the others through `sh`.
+    fn run_partition(&mut self, sh: &Shared, progress: Option<&Progress>) -> Result<(), RunError> {
+        let (me, parts, lookahead) = {
+            let p = self.part.as_ref().expect("partitioned");
+            (p.me, p.parts, p.lookahead.max(Dur(1)))
+        };
+        let end_ps = self.scenario.run.duration.map(|d| d.0.ps());
+        let total_work = self.unfinished.max(1) as f64;
+        let mut parity = 0;
+        sh.publish(parity, me, self.q.peek_time(), false, self.q.events_executed());
+        sh.barrier.wait();
+        loop {
+            for from in 0..parts {
+                if from != me {
+                    // Drained in place: the sender gets the vector back, with its capacity.
+                    let mut mail = sh.mailbox(parity, from, me).lock().expect("mailbox");
+                    for m in mail.drain(..) {
+                        self.receive(m);
+                    }
+                }
+            }
+            let (next, stop, events) = sh.read(parity);
+            if stop || next == u64::MAX {
+                break;
+            }
+            if me == 0 {
+                if let Some(p) = progress {
+                    p.now_ps.store(next, Ordering::Relaxed);
+                    p.events.store(events, Ordering::Relaxed);
+                    let frac = match end_ps {
+                        Some(e) => next as f64 / e as f64,
+                        None => 1.0 - self.unfinished as f64 / total_work,
+                    };
+                    p.fraction_bits.store(frac.to_bits(), Ordering::Relaxed);
+                    if p.cancel.load(Ordering::Relaxed) {
+                        sh.cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            if sh.cancel.load(Ordering::Relaxed) {
+                // Every partition read the flag before this window (it was set before the barrier).
+                return Err(RunError::Cancelled);
+            }
+            parity ^= 1;
+            let stopped = self.run_window(SimTime(next) + lookahead);
+            let part = self.part.as_mut().expect("partitioned");
+            for id in part.mailed.drain(..) {
+                self.pool.free(id);
+            }
+            for (to, out) in part.outbox.iter_mut().enumerate() {
+                if !out.is_empty() {
+                    std::mem::swap(&mut *sh.mailbox(parity, me, to).lock().expect("mailbox"), out);
+                }
+            }
+            let sent = std::mem::replace(&mut part.sent_min, SimTime(u64::MAX));
+            let next = self.q.peek_time().map_or(sent, |t| t.min(sent));
+            let popped = self.q.events_executed() - part.replicated;
+            sh.publish(parity, me, Some(next).filter(|t| t.0 != u64::MAX), stopped, popped);
+            sh.barrier.wait();
+        }
+        Ok(())
+    }
+}
+
+/// What the partitions share: a barrier, each one's report per window
+/// parity, and the mailboxes (parity, from, to). A slot of one parity is
+/// written two barriers after it was read, so one barrier per window suffices.
+struct Shared {
+    parts: usize,
+    barrier: SpinBarrier,
+    /// Per parity and partition: its next event time (u64::MAX: none).
+    next: Vec<AtomicU64>,
+    /// Per parity and partition: it stopped the run.
+    stopped: Vec<AtomicBool>,
+    /// Per parity and partition: events it has handled.
+    events: Vec<AtomicU64>,
+    cancel: AtomicBool,
+    mail: Vec<Mutex<Vec<Mail>>>,
+}
+
+impl Shared {
+    fn new(parts: usize) -> Shared {
+        Shared {
+            parts,
+            barrier: SpinBarrier::new(parts),
+            next: (0..2 * parts).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            stopped: (0..2 * parts).map(|_| AtomicBool::new(false)).collect(),
+            events: (0..2 * parts).map(|_| AtomicU64::new(0)).collect(),
+            cancel: AtomicBool::new(false),
+            mail: (0..2 * parts * parts).map(|_| Mutex::new(Vec::new())).collect(),
+        }
+    }
+
+    fn mailbox(&self, parity: usize, from: usize, to: usize) -> &Mutex<Vec<Mail>> {
+        &self.mail[(parity * self.parts + from) * self.parts + to]
+    }
+
+    fn publish(&self, parity: usize, me: usize, next: Option<SimTime>, stopped: bool, events: u64) {
+        let i = parity * self.parts + me;
+        self.next[i].store(next.map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
+        self.stopped[i].store(stopped, Ordering::Relaxed);
+        self.events[i].store(events, Ordering::Relaxed);
+    }
+
+    /// Over all partitions: the earliest next event, whether one stopped,
+    /// and the events handled.
+    fn read(&self, parity: usize) -> (u64, bool, u64) {
+        let r = parity * self.parts..(parity + 1) * self.parts;
+        let next = self.next[r.clone()].iter().map(|a| a.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
+        let stop = self.stopped[r.clone()].iter().any(|a| a.load(Ordering::Relaxed));
+        let events = self.events[r].iter().map(|a| a.load(Ordering::Relaxed)).sum();
+        (next, stop, events)
+    }
+}
+
+/// A barrier that spins briefly, then yields (more threads than cores).
+struct SpinBarrier {
+    parts: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(parts: usize) -> Self {
+        SpinBarrier { parts, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Run a canonical-order scenario on `threads` threads.
+pub fn run_threads(s: &Scenario, threads: usize, progress: Option<&Progress>) -> Result<RunOutput, RunError> {
+    if let Some(why) = unsupported(s, threads) {
+        return Err(RunError::Unsupported(why));
+    }
+    let t0 = Instant::now();
+    let sh = Shared::new(threads);
+    let run_one = |me: usize| -> Result<World<'_>, RunError> {
+        let mut w = World::new(s);
+        w.into_partition(me, threads);
+        w.run_partition(&sh, progress)?;
+        Ok(w)
+    };
+    let worlds: Vec<World> = if threads == 1 {
+        vec![run_one(0)?]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|me| scope.spawn(move || run_one(me))).collect();
+            handles.into_iter().map(|h| h.join().expect("a partition thread panicked")).collect::<Result<Vec<_>, _>>()
+        })?
+    };
+    let mut w = merge(worlds);
+    if w.stop_reason.is_none() {
+        w.stop_reason = Some("no more events");
+    }
+    if let Some(p) = progress {
+        p.now_ps.store(w.q.now().ps(), Ordering::Relaxed);
+        p.events.store(w.q.events_executed(), Ordering::Relaxed);
+        p.fraction_bits.store(1f64.to_bits(), Ordering::Relaxed);
+    }
+    let mut out = w.finish(t0.elapsed().as_secs_f64());
+    out.summary.insert("threads".into(), serde_json::json!(threads));
+    Ok(out)
+}
+
+/// Gather the partitions into partition 0's world: each port from its
+/// owner, counters summed, queue samples interleaved as one run writes them.
+fn merge(mut worlds: Vec<World>) -> World {
+    let mut rest = worlds.split_off(1);
+    let mut w = worlds.pop().expect("partition 0");
+    if rest.is_empty() {
+        return w;
+    }
+    let owner = w.part.as_ref().expect("partitioned").owner.clone();
+    // Frames lost on a failed link are counted where they arrive.
+    let mut losses = vec![0u64; w.net.ports.len()];
+    for x in std::iter::once(&w).chain(&rest) {
+        let me = x.part.as_ref().expect("partitioned").me;
+        for (i, p) in x.net.ports.iter().enumerate() {
+            if owner[p.node as usize] as usize != me {
+                losses[i] += p.stats.link_losses;
+            }
+        }
+    }
+    for (i, lost) in losses.into_iter().enumerate() {
+        let o = owner[w.net.ports[i].node as usize] as usize;
+        if o != 0 {
+            std::mem::swap(&mut w.net.ports[i], &mut rest[o - 1].net.ports[i]);
+        }
+        w.net.ports[i].stats.link_losses += lost;
+    }
+    let mut now = w.q.now();
+    let mut events = w.q.events_executed();
+    for x in &rest {
+        w.packets_created += x.packets_created;
+        w.packets_delivered += x.packets_delivered;
+        w.packets_dropped += x.packets_dropped;
+        w.live_elsewhere += x.pool.live() as u64;
+        now = now.max(x.q.now());
+        events += x.q.events_executed() - x.part.as_ref().expect("partitioned").replicated;
+        w.stop_reason = w.stop_reason.or(x.stop_reason);
+    }
+    w.q.set_totals(now, events);
+    // Each partition wrote, per sample time, a block of rows for its ports.
+    let parts: Vec<(&QueueSamples, &[u32])> = std::iter::once(&w)
+        .chain(&rest)
+        .map(|x| (&x.samples, x.part.as_ref().expect("partitioned").sample_entries.as_slice()))
+        .collect();
+    let mut merged = QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() };
+    let times = parts.iter().find(|(_, e)| !e.is_empty()).map_or(0, |(s, e)| s.time.len() / e.len());
+    let mut rows: Vec<(u32, usize, usize)> = Vec::new();
+    for k in 0..times {
+        rows.clear();
+        for (pi, (_, entries)) in parts.iter().enumerate() {
+            rows.extend(entries.iter().enumerate().map(|(j, &e)| (e, pi, k * entries.len() + j)));
+        }
+        rows.sort_unstable();
+        for &(_, pi, r) in &rows {
+            let s = parts[pi].0;
+            merged.time.push(s.time[r]);
+            merged.port.push(s.port[r]);
+            merged.bytes.push(s.bytes[r]);
+            merged.packets.push(s.packets[r]);
+        }
+    }
+    w.samples = merged;
+    w
+}

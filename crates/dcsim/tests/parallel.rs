@@ -1,0 +1,147 @@
+//! One run over several threads (issue 30, deliverable 2): with the
+//! canonical event order, every output of 1, 2 and 4 threads is identical,
+//! on fabrics with and without ECMP, with incast and with a link failure.
+
+use dcsim::world::{run_threads, unsupported, RunError, RunOutput};
+use dcsim::Scenario;
+
+const FATTREE: &str = r#"
+[run]
+duration = "4ms"
+event_order = "canonical"
+[topology]
+type = "fattree"
+k = 4
+link_rate = "10Gbps"
+host_delay = "1us"
+edge_agg_delay = "1us"
+agg_core_delay = "2us"
+[switch]
+buffer = "60pkt"
+forwarding_latency = "300ns"
+aqm = { type = "dctcp", k = "20pkt" }
+[tcp]
+cc = "dctcp"
+min_rto = "1ms"
+[output]
+queue_sample_interval = "50us"
+queue_sample_ports = "all"
+[[workload]]
+type = "poisson"
+size = "40KB"
+load = 0.6
+load_reference = "host"
+pattern = "all_to_all"
+[[workload]]
+type = "incast"
+querier = 0
+responders = "4..16"
+response_size = "20KB"
+rounds = 10
+start = "500us"
+"#;
+
+/// Every table and the summary, but for the wall clock and thread count.
+fn outputs(s: &Scenario, threads: usize) -> (Vec<String>, RunOutput) {
+    let mut out = run_threads(s, threads, None).unwrap_or_else(|e| panic!("{threads} threads: {e:?}"));
+    for key in ["wall_seconds", "events_per_s", "threads"] {
+        out.summary.remove(key);
+    }
+    let text = out.tables.iter().map(|t| format!("{}: {:?}", t.name, t.columns)).chain([format!("{:?}", out.summary)]).collect();
+    (text, out)
+}
+
+fn same_for_1_2_and_4_threads(text: &str) -> RunOutput {
+    let s = Scenario::from_toml_str(text).unwrap();
+    let (one, out) = outputs(&s, 1);
+    for threads in [2, 4] {
+        let (many, _) = outputs(&s, threads);
+        for (a, b) in one.iter().zip(&many) {
+            assert!(a == b, "{threads} threads differ from 1:\n{}\n{}", &a[..a.len().min(300)], &b[..b.len().min(300)]);
+        }
+    }
+    // Not a run that did nothing: packets crossed the fabric and flows ended.
+    assert!(out.summary["flows_completed"].as_u64().unwrap() > 50, "{:?}", out.summary);
+    assert!(out.table("queues").rows() > 1000);
+    out
+}
+
+#[test]
+fn fat_tree_with_ecmp_and_incast() {
+    let out = same_for_1_2_and_4_threads(FATTREE);
+    assert_eq!(out.summary["stopped_by"], "duration");
+    assert!(out.table("queries").rows() >= 2, "{} queries", out.table("queries").rows());
+}
+
+#[test]
+fn fat_tree_with_a_link_failure_and_recovery() {
+    // An edge switch's uplink (port 17 of the k = 4 fat-tree: edge0 to agg1) fails for 2 ms.
+    let text = format!("{FATTREE}\n[[failure]]\nport = 17\nat = \"1ms\"\nuntil = \"3ms\"\n[[failure]]\nport = 25\nat = \"1.5ms\"\n");
+    let out = same_for_1_2_and_4_threads(&text);
+    let ports = out.table("ports");
+    assert!(ports.u64("drops").iter().sum::<u64>() + ports.u64("link_losses").iter().sum::<u64>() > 0);
+}
+
+#[test]
+fn per_packet_spraying_and_a_single_path_fabric_stopping_when_done() {
+    same_for_1_2_and_4_threads(&FATTREE.replace("[switch]", "[switch]\nrouting = \"spray\""));
+    // One spine: every route is the only one. The run stops when the incast is done.
+    let leafspine = r#"
+[run]
+event_order = "canonical"
+[topology]
+type = "leafspine"
+leaves = 4
+spines = 1
+hosts_per_leaf = 8
+host_rate = "10Gbps"
+oversubscription = 4.0
+host_delay = "1us"
+uplink_delay = "1us"
+[switch]
+buffer = "80pkt"
+[tcp]
+min_rto = "1ms"
+[output]
+queue_sample_interval = "20us"
+queue_sample_ports = "all"
+[[workload]]
+type = "incast"
+querier = 0
+responders = "8..32"
+response_size = "30KB"
+rounds = 8
+[[workload]]
+type = "bulk"
+src = "1..8"
+dst = "24..31"
+size = "300KB"
+stagger = "10us"
+"#;
+    let out = same_for_1_2_and_4_threads(leafspine);
+    assert_eq!(out.summary["stopped_by"], "workload done");
+}
+
+#[test]
+fn a_large_fat_tree_splits_too() {
+    // k = 8: the timing wheel and the prefetching run loop.
+    let text = FATTREE.replace("k = 4", "k = 8").replace("duration = \"4ms\"", "duration = \"1ms\"");
+    let s = Scenario::from_toml_str(&text).unwrap();
+    let (one, _) = outputs(&s, 1);
+    let (two, _) = outputs(&s, 2);
+    assert!(one == two, "k = 8: 2 threads differ from 1");
+}
+
+#[test]
+fn what_cannot_split_says_why() {
+    let scheduled = Scenario::from_toml_str(&FATTREE.replace("event_order = \"canonical\"", "")).unwrap();
+    let why = unsupported(&scheduled, 2).expect("the scheduled order cannot split");
+    assert!(why.contains("run.event_order = \"canonical\""), "{why}");
+    assert!(matches!(run_threads(&scheduled, 2, None), Err(RunError::Unsupported(_))));
+    let canonical = Scenario::from_toml_str(FATTREE).unwrap();
+    assert!(unsupported(&canonical, 0).unwrap().contains("1..=64"));
+    assert!(unsupported(&canonical, 4).is_none());
+    let pcap = Scenario::from_toml_str(&format!("{FATTREE}\n[[output.pcap]]\nhost = 1\n")).unwrap();
+    assert!(unsupported(&pcap, 2).unwrap().contains("output.pcap"));
+    assert!(unsupported(&pcap, 1).is_none());
+}
