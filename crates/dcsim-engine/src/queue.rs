@@ -78,11 +78,10 @@ pub struct EventQueue<E: Copy> {
     /// Events due before this go to the near heap: a lower bound on now +
     /// FAR, raised when a push finds it stale (0 with a wheel).
     near_until: u64,
-    /// The next sequence number: global, or the current origin's own count.
+    /// The sequence part of the next key: a global count, or (canonical
+    /// order) the current origin in the high bits and its own count below.
     seq: u64,
-    /// Canonical order: the current origin in the key's high sequence bits
-    /// (0 otherwise), and every origin's saved count.
-    origin_bits: u64,
+    /// Canonical order: the current origin, and every origin's saved `seq`.
     origin: usize,
     origin_seq: Vec<u64>,
     now: SimTime,
@@ -104,7 +103,6 @@ impl<E: Copy> EventQueue<E> {
             wheel: None,
             near_until: FAR,
             seq: 0,
-            origin_bits: 0,
             origin: 0,
             origin_seq: Vec::new(),
             now: SimTime::ZERO,
@@ -121,9 +119,8 @@ impl<E: Copy> EventQueue<E> {
     /// current); tags for `schedule_tagged` start at `origins`.
     pub fn with_origins(mut self, origins: usize) -> Self {
         assert!(origins >= 1 && (origins as u64) < MAX_ORIGINS && self.is_empty());
-        self.origin_seq = vec![0; origins];
+        self.origin_seq = (0..origins as u64).map(|o| o << ORIGIN_SHIFT).collect();
         self.origin = 0;
-        self.origin_bits = 0;
         self.seq = 0;
         self
     }
@@ -135,7 +132,6 @@ impl<E: Copy> EventQueue<E> {
             self.origin_seq[self.origin] = self.seq;
             self.seq = self.origin_seq[origin];
             self.origin = origin;
-            self.origin_bits = (origin as u64) << ORIGIN_SHIFT;
         }
     }
 
@@ -208,10 +204,15 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn push(&mut self, at: SimTime, later: u128, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = ((at.0 as u128) << 64) | later | (self.origin_bits | self.seq) as u128;
-        debug_assert!(key != EMPTY && (self.origin_seq.is_empty() || self.seq < 1 << ORIGIN_SHIFT));
+        let key = ((at.0 as u128) << 64) | later | self.seq as u128;
+        debug_assert!(key != EMPTY && (self.origin_seq.is_empty() || self.seq >> ORIGIN_SHIFT == self.origin as u64));
         self.seq += 1;
-        self.insert(Entry { key, ev });
+        // As `insert`, written out: building the entry first cost an extra copy.
+        if at.0 < self.near_until {
+            self.near.push(Entry { key, ev });
+        } else {
+            self.push_later(Entry { key, ev });
+        }
     }
 
     #[inline(always)]
@@ -268,7 +269,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Remove the earliest event and advance `now` to its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.near.settle();
         let (near, far) = (self.near.min_key(), self.far.min_key());

@@ -409,7 +409,7 @@ impl Network {
 
     /// The egress port for one packet: `next_port` under ECMP, round robin
     /// over the equal-cost ports under per-packet spraying.
-    #[inline]
+    #[inline(always)]
     pub fn route(&mut self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
         match self.routing {
             Routing::Ecmp => self.next_port(switch, dst, flow_hash),

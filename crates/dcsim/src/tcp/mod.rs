@@ -870,6 +870,7 @@ impl Endpoint {
 
     // ---- receiving -------------------------------------------------------------------
 
+    #[inline(always)]
     pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
         if pkt.has(flags::SYN) {
             self.on_syn(now, pkt, p, out);
@@ -1006,6 +1007,7 @@ impl Endpoint {
         }
     }
 
+    #[inline(always)]
     fn receive_data(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
         // RFC 9293 §3.10.7.4: data beyond the receive window is not
         // acceptable; answer with an ACK and drop it (trim what overlaps).
@@ -1127,6 +1129,7 @@ impl Endpoint {
         self.recent_blocks = blocks;
     }
 
+    #[inline(always)]
     fn on_ack(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
         let ack = pkt.ack;
         if ack > self.snd_max {

@@ -214,25 +214,27 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Handle this partition's events before `end`; true if the run stopped.
+    /// Handle this partition's events before `end`; true if the run
+    /// stopped: at the stop event or a deadlock, or, when the workload
+    /// finished, at the window's end.
     fn run_window(&mut self, end: SimTime) -> bool {
-        let me = self.part.as_ref().expect("partitioned").me;
         while self.q.peek_time().is_some_and(|t| t < end) {
             let (now, ev) = self.q.pop().expect("peeked");
             if self.prefetch {
                 self.prefetch_next();
             }
+            // The events this one schedules are its origin's.
             let origin = self.origin_of(&ev);
             self.q.set_origin(origin);
-            if origin == GLOBAL && me != 0 {
-                self.part.as_mut().expect("partitioned").replicated += 1;
+            let part = self.part.as_mut().expect("partitioned");
+            if origin == GLOBAL && part.me != 0 {
+                part.replicated += 1;
             }
-            self.dispatch(now, ev);
+            self.dispatch_canonical(now, ev);
             if matches!(ev, Ev::Stop) || self.stop_reason == Some("pfc deadlock") {
                 return true;
             }
         }
-        // A finished workload stops the run at the window's end.
         self.stop_reason.is_some()
     }
 
