@@ -168,3 +168,15 @@ def test_stack_presets_set_the_same_keys_so_a_later_one_replaces_an_earlier_one(
             alone = dcsim.run(star, preset=last, overrides={"run.duration": "2ms"})
             assert got == {key: alone.scenario["tcp"][key.split(".")[1]] for key in want}, (first, last)
             assert r.summary["events"] == alone.summary["events"], (first, last)
+
+
+def test_threads_give_the_same_result_in_the_canonical_order(star):
+    one = dcsim.run(star, run__event_order="canonical", threads=1)
+    two = dcsim.run(star, run__event_order="canonical", threads=2)
+    assert two.summary["threads"] == 2 and two.scenario["run"]["event_order"] == "canonical"
+    for name in ("flows", "queries", "ports", "queues"):
+        assert one.tables[name].equals(two.tables[name]), name
+    assert one.summary["stopped_by"] == "workload done" and one.queries.num_rows == 5
+    # The scheduled order (the default) cannot split: a ScenarioError that says what to set.
+    with pytest.raises(dcsim.ScenarioError, match=r'run.event_order = "canonical"'):
+        dcsim.run(star, threads=2)

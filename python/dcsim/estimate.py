@@ -189,22 +189,24 @@ def available_memory() -> float:
         return math.inf
 
 
-def check(s: dict[str, Any]) -> list[str]:
+def check(s: dict[str, Any], threads: int = 1) -> list[str]:
     """Refuse (ScenarioError, naming the largest contributor's key) a run
     that cannot fit in memory; return warnings for one above
-    DCSIM_WARN_ABOVE (bytes of memory or output)."""
+    DCSIM_WARN_ABOVE (bytes of memory or output). A run on several
+    threads holds one whole world per thread (docs/design.md)."""
     from .scenario import _error
 
     e = estimate(s)
     limit = available_memory()
-    if e.counted_memory > limit:
+    if e.counted_memory * threads > limit:
         _, key, what, _ = next(p for p in e.parts if p[3])
-        raise _error(key, f"{what} need about {units.size(e.counted_memory)} of memory; "
+        per_thread = f" on each of {threads} threads" if threads > 1 else ""
+        raise _error(key, f"{what} need about {units.size(e.counted_memory)} of memory{per_thread}; "
                           f"this machine has {units.size(limit)} available (DCSIM_MEMORY_LIMIT to change it)")
     warn_env = os.environ.get("DCSIM_WARN_ABOVE")
     warn_above = _env_size("DCSIM_WARN_ABOVE", warn_env) if warn_env else WARN_ABOVE
     warnings = []
-    if e.memory > warn_above or e.output > warn_above:
+    if e.memory * threads > warn_above or e.output > warn_above:
         _, key, what, _ = e.parts[0]
-        warnings.append(f"{key}: {what}: about {units.size(e.memory)} of memory and {units.size(e.output)} of output")
+        warnings.append(f"{key}: {what}: about {units.size(e.memory * threads)} of memory and {units.size(e.output)} of output")
     return warnings

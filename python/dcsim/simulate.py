@@ -45,7 +45,7 @@ def run(
     merged = dict(overrides or {})
     merged.update(_overrides_from_kwargs(kwargs))
     resolved, digest = resolve(scenario, merged, seed, preset)
-    for message in estimate.check(resolved):  # refuses what cannot fit before the core builds it
+    for message in estimate.check(resolved, threads or 1):  # refuses what cannot fit before the core builds it
         warnings.warn(message, estimate.LargeRunWarning, stacklevel=2)
     sim = _core.Simulation(json.dumps(resolved))
     raw = _run_with_progress(sim, show=progress, threads=threads)

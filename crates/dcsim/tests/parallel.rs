@@ -144,4 +144,26 @@ fn what_cannot_split_says_why() {
     let pcap = Scenario::from_toml_str(&format!("{FATTREE}\n[[output.pcap]]\nhost = 1\n")).unwrap();
     assert!(unsupported(&pcap, 2).unwrap().contains("output.pcap"));
     assert!(unsupported(&pcap, 1).is_none());
+    // No lookahead: a zero-delay link.
+    let star = r#"
+[run]
+event_order = "canonical"
+[topology]
+type = "star"
+hosts = 3
+link_rate = "10Gbps"
+link_delay = "0us"
+[[workload]]
+type = "incast"
+querier = 0
+responders = [1, 2]
+response_size = "50KB"
+rounds = 3
+"#;
+    let s = Scenario::from_toml_str(star).unwrap();
+    match run_threads(&s, 2, None) {
+        Err(RunError::Unsupported(why)) => assert!(why.contains("positive delay") && why.contains("host0 - switch"), "{why}"),
+        other => panic!("expected an error, got {:?}", other.map(|o| o.summary)),
+    }
+    assert_eq!(run_threads(&s, 1, None).unwrap().table("queries").rows(), 3);
 }

@@ -94,11 +94,14 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
     if let Some((_, key)) = features.iter().find(|(on, _)| *on) {
         return Some(format!("{key} does not run on more than one thread yet: use threads = 1"));
     }
-    let net = Network::build(s);
-    if net.ports.iter().any(|p| p.delay == Dur::ZERO) {
-        return Some("threads > 1 needs every link to have a positive delay (it is the lookahead)".into());
-    }
     None
+}
+
+/// Why a built network cannot run on several threads (None: it can).
+fn no_lookahead(net: &Network) -> Option<String> {
+    let p = net.ports.iter().position(|p| p.delay == Dur::ZERO)?;
+    let names = (&net.names[net.ports[p].node as usize], &net.names[net.ports[p].peer as usize]);
+    Some(format!("threads > 1 needs every link to have a positive delay (the lookahead); the link {} - {} has none", names.0, names.1))
 }
 
 /// Partition of every node: hosts in 0, switches in node order filling the
@@ -143,7 +146,12 @@ impl<'a> World<'a> {
     }
 
     /// Make this world partition `me` of `parts`: keep only its events.
-    fn into_partition(&mut self, me: usize, parts: usize) {
+    fn into_partition(&mut self, me: usize, parts: usize) -> Result<(), RunError> {
+        if parts > 1 {
+            if let Some(why) = no_lookahead(&self.net) {
+                return Err(RunError::Unsupported(why));
+            }
+        }
         let owner = partition(&self.net, parts);
         let lookahead = self.net.ports.iter().map(|p| p.delay).min().unwrap_or(Dur::ZERO);
         let switches = self.net.kinds.len() - self.net.num_hosts as usize;
@@ -174,6 +182,7 @@ impl<'a> World<'a> {
             o == GLOBAL || self.partition_of_origin(o) == me
         });
         self.q = q;
+        Ok(())
     }
 
     fn partition_of_origin(&self, origin: usize) -> usize {
@@ -248,7 +257,7 @@ impl<'a> World<'a> {
         let total_work = self.unfinished.max(1) as f64;
         let mut parity = 0;
         sh.publish(parity, me, self.q.peek_time(), false, self.q.events_executed());
-        sh.barrier.wait();
+        sh.wait()?;
         loop {
             for from in 0..parts {
                 if from != me {
@@ -296,7 +305,7 @@ impl<'a> World<'a> {
             let next = self.q.peek_time().map_or(sent, |t| t.min(sent));
             let popped = self.q.events_executed() - part.replicated;
             sh.publish(parity, me, Some(next).filter(|t| t.0 != u64::MAX), stopped, popped);
-            sh.barrier.wait();
+            sh.wait()?;
         }
         Ok(())
     }
@@ -315,7 +324,19 @@ struct Shared {
     /// Per parity and partition: events it has handled.
     events: Vec<AtomicU64>,
     cancel: AtomicBool,
+    /// A partition panicked: the others leave the barrier and stop.
+    abort: AtomicBool,
     mail: Vec<Mutex<Vec<Mail>>>,
+}
+
+struct AbortOnPanic<'a>(&'a Shared);
+
+impl Drop for AbortOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.abort.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl Shared {
@@ -327,7 +348,18 @@ impl Shared {
             stopped: (0..2 * parts).map(|_| AtomicBool::new(false)).collect(),
             events: (0..2 * parts).map(|_| AtomicU64::new(0)).collect(),
             cancel: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
             mail: (0..2 * parts * parts).map(|_| Mutex::new(Vec::new())).collect(),
+        }
+    }
+
+    /// Wait for every partition (Cancelled if one panicked: its own panic
+    /// is what the caller reports).
+    fn wait(&self) -> Result<(), RunError> {
+        if self.barrier.wait(&self.abort) {
+            Ok(())
+        } else {
+            Err(RunError::Cancelled)
         }
     }
 
@@ -365,15 +397,19 @@ impl SpinBarrier {
         SpinBarrier { parts, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
     }
 
-    fn wait(&self) {
+    /// False if `abort` was raised while waiting.
+    fn wait(&self, abort: &AtomicBool) -> bool {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
             self.arrived.store(0, Ordering::Relaxed);
             self.generation.fetch_add(1, Ordering::Release);
-            return;
+            return true;
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            if abort.load(Ordering::Acquire) {
+                return false;
+            }
             if spins < 2000 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -381,6 +417,7 @@ impl SpinBarrier {
                 std::thread::yield_now();
             }
         }
+        true
     }
 }
 
@@ -392,19 +429,25 @@ pub fn run_threads(s: &Scenario, threads: usize, progress: Option<&Progress>) ->
     let t0 = Instant::now();
     let sh = Shared::new(threads);
     let run_one = |me: usize| -> Result<World<'_>, RunError> {
+        // A partition that fails or panics releases the others from the barrier.
+        let _guard = AbortOnPanic(&sh);
         let mut w = World::new(s);
-        w.into_partition(me, threads);
-        w.run_partition(&sh, progress)?;
-        Ok(w)
+        let result = w.into_partition(me, threads).and_then(|()| w.run_partition(&sh, progress));
+        if result.is_err() {
+            sh.abort.store(true, Ordering::Release);
+        }
+        result.map(|()| w)
     };
-    let worlds: Vec<World> = if threads == 1 {
-        vec![run_one(0)?]
+    let results: Vec<_> = if threads == 1 {
+        vec![run_one(0)]
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads).map(|me| scope.spawn(move || run_one(me))).collect();
-            handles.into_iter().map(|h| h.join().expect("a partition thread panicked")).collect::<Result<Vec<_>, _>>()
-        })?
+            handles.into_iter().map(|h| h.join().expect("a partition thread panicked")).collect()
+        })
     };
+    // Errors are the same in every partition (the scenario's, or a cancel).
+    let worlds = results.into_iter().collect::<Result<Vec<World>, _>>()?;
     let mut w = merge(worlds);
     if w.stop_reason.is_none() {
         w.stop_reason = Some("no more events");
