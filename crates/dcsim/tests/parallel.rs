@@ -133,6 +133,20 @@ fn a_large_fat_tree_splits_too() {
 }
 
 #[test]
+fn a_split_run_can_be_cancelled() {
+    let s = Scenario::from_toml_str(&FATTREE.replace("duration = \"4ms\"", "duration = \"10s\"")).unwrap();
+    let progress = dcsim::Progress::default();
+    std::thread::scope(|scope| {
+        let run = scope.spawn(|| run_threads(&s, 2, Some(&progress)));
+        while progress.events.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        progress.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(matches!(run.join().unwrap(), Err(RunError::Cancelled)));
+    });
+}
+
+#[test]
 fn what_cannot_split_says_why() {
     let scheduled = Scenario::from_toml_str(&FATTREE.replace("event_order = \"canonical\"", "")).unwrap();
     let why = unsupported(&scheduled, 2).expect("the scheduled order cannot split");

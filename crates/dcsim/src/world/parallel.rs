@@ -30,7 +30,7 @@ const FIRST_SWITCH: usize = 2;
 
 /// Weight of a host against a switch port when the switches are spread
 /// over partitions: a host's events (TCP, applications) cost more than a
-/// switch port's (measured: docs/benchmarks.md, "Parallel runs").
+/// switch port's (measured: docs/benchmarks.md, 2026-11-27).
 const HOST_WEIGHT: f64 = 2.5;
 
 /// A frame crossing to another partition: it arrives on the far end of
@@ -282,13 +282,10 @@ impl<'a> World<'a> {
                     };
                     p.fraction_bits.store(frac.to_bits(), Ordering::Relaxed);
                     if p.cancel.load(Ordering::Relaxed) {
-                        sh.cancel.store(true, Ordering::Relaxed);
+                        // The others leave at their next barrier (`abort`).
+                        return Err(RunError::Cancelled);
                     }
                 }
-            }
-            if sh.cancel.load(Ordering::Relaxed) {
-                // Every partition read the flag before this window (it was set before the barrier).
-                return Err(RunError::Cancelled);
             }
             parity ^= 1;
             let stopped = self.run_window(SimTime(next) + lookahead);
@@ -323,8 +320,8 @@ struct Shared {
     stopped: Vec<AtomicBool>,
     /// Per parity and partition: events it has handled.
     events: Vec<AtomicU64>,
-    cancel: AtomicBool,
-    /// A partition panicked: the others leave the barrier and stop.
+    /// A partition failed, panicked or was cancelled: the others leave
+    /// the barrier and stop.
     abort: AtomicBool,
     mail: Vec<Mutex<Vec<Mail>>>,
 }
@@ -347,14 +344,13 @@ impl Shared {
             next: (0..2 * parts).map(|_| AtomicU64::new(u64::MAX)).collect(),
             stopped: (0..2 * parts).map(|_| AtomicBool::new(false)).collect(),
             events: (0..2 * parts).map(|_| AtomicU64::new(0)).collect(),
-            cancel: AtomicBool::new(false),
             abort: AtomicBool::new(false),
             mail: (0..2 * parts * parts).map(|_| Mutex::new(Vec::new())).collect(),
         }
     }
 
-    /// Wait for every partition (Cancelled if one panicked: its own panic
-    /// is what the caller reports).
+    /// Wait for every partition (Cancelled if one stopped early: its own
+    /// error or panic is what the caller reports).
     fn wait(&self) -> Result<(), RunError> {
         if self.barrier.wait(&self.abort) {
             Ok(())
