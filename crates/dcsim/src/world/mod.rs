@@ -519,6 +519,12 @@ impl<'a> World<'a> {
                 }
             }
         }
+        self.ended(progress);
+        Ok(())
+    }
+
+    /// The run is over: say why if nothing did, and report it done.
+    fn ended(&mut self, progress: Option<&Progress>) {
         if self.stop_reason.is_none() {
             self.stop_reason = Some("no more events");
         }
@@ -527,7 +533,6 @@ impl<'a> World<'a> {
             p.events.store(self.q.events_executed(), Ordering::Relaxed);
             p.fraction_bits.store(1f64.to_bits(), Ordering::Relaxed);
         }
-        Ok(())
     }
 
     /// Start loading the state the next event will touch while this one is

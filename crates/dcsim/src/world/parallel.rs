@@ -445,14 +445,7 @@ pub fn run_threads(s: &Scenario, threads: usize, progress: Option<&Progress>) ->
     // Errors are the same in every partition (the scenario's, or a cancel).
     let worlds = results.into_iter().collect::<Result<Vec<World>, _>>()?;
     let mut w = merge(worlds);
-    if w.stop_reason.is_none() {
-        w.stop_reason = Some("no more events");
-    }
-    if let Some(p) = progress {
-        p.now_ps.store(w.q.now().ps(), Ordering::Relaxed);
-        p.events.store(w.q.events_executed(), Ordering::Relaxed);
-        p.fraction_bits.store(1f64.to_bits(), Ordering::Relaxed);
-    }
+    w.ended(progress);
     let mut out = w.finish(t0.elapsed().as_secs_f64());
     out.summary.insert("threads".into(), serde_json::json!(threads));
     Ok(out)
