@@ -1461,6 +1461,10 @@ pub enum CongestionControl {
     /// CUBIC (RFC 9438: the cubic window, the Reno-friendly region, fast
     /// convergence, beta = 0.7) on top of the same loss recovery; no HyStart.
     Cubic,
+    /// Swift (Kumar et al., SIGCOMM 2020): AIMD on fabric and endpoint
+    /// delay, pacing below one packet (tcp/swift.rs, `[tcp.swift]`), on top
+    /// of SACK loss recovery.
+    Swift,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -1740,6 +1744,9 @@ pub struct TcpCfg {
     /// no floor, as ns-3 3.44).
     #[serde(default = "two")]
     pub dctcp_min_cwnd: u32,
+    /// Swift's parameters (used when cc = "swift").
+    #[serde(default)]
+    pub swift: SwiftCfg,
 }
 impl Default for TcpCfg {
     fn default() -> Self {
@@ -1751,6 +1758,79 @@ impl TcpCfg {
     pub fn ecn_enabled(&self) -> bool {
         self.ecn || self.cc == CongestionControl::Dctcp
     }
+}
+
+/// Swift's parameters (Kumar et al., SIGCOMM 2020, Algorithm 1 and §3.5;
+/// docs/models/swift.md). The paper gives none of their production values;
+/// the defaults are those of Google's Falcon simulator (isekai), which says
+/// they come from Swift in Pony Express, but min_cwnd, which is the paper's.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwiftCfg {
+    /// Fabric target delay before hop and flow scaling.
+    #[serde(default = "swift_base_target")]
+    pub base_target: DurV,
+    /// Target added per switch on the path (topology-based scaling).
+    #[serde(default = "swift_per_hop")]
+    pub per_hop: DurV,
+    /// Flow-based scaling: up to this much more target as the fabric window
+    /// falls from fs_max_cwnd to fs_min_cwnd packets ("0s": none).
+    #[serde(default = "swift_fs_range")]
+    pub fs_range: DurV,
+    #[serde(default = "swift_fs_min_cwnd")]
+    pub fs_min_cwnd: f64,
+    #[serde(default = "swift_max_cwnd")]
+    pub fs_max_cwnd: f64,
+    /// Target of the endpoint delay (the time the receiver held a packet
+    /// before acknowledging it).
+    #[serde(default = "swift_base_target")]
+    pub endpoint_target: DurV,
+    /// Additive increment, packets per RTT.
+    #[serde(default = "one_f")]
+    pub ai: f64,
+    /// Multiplicative-decrease gain.
+    #[serde(default = "swift_beta")]
+    pub beta: f64,
+    /// Largest fraction of the window one decrease takes.
+    #[serde(default = "swift_max_mdf")]
+    pub max_mdf: f64,
+    /// Window bounds, packets.
+    #[serde(default = "swift_min_cwnd")]
+    pub min_cwnd: f64,
+    #[serde(default = "swift_max_cwnd")]
+    pub max_cwnd: f64,
+    /// Timeouts in a row after which the window drops to min_cwnd.
+    #[serde(default = "three")]
+    pub retx_reset: u32,
+}
+impl Default for SwiftCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("defaults deserialize")
+    }
+}
+fn swift_base_target() -> DurV {
+    DurV(Dur::from_us(25))
+}
+fn swift_per_hop() -> DurV {
+    DurV(Dur::from_us(1))
+}
+fn swift_fs_range() -> DurV {
+    DurV(Dur::from_us(100))
+}
+fn swift_fs_min_cwnd() -> f64 {
+    0.1
+}
+fn swift_beta() -> f64 {
+    0.8
+}
+fn swift_max_mdf() -> f64 {
+    0.5
+}
+fn swift_min_cwnd() -> f64 {
+    0.001
+}
+fn swift_max_cwnd() -> f64 {
+    256.0
 }
 
 /// A set of host indices: `3`, `[0, 2, 5]` or `"0..8"` (end exclusive).
@@ -2529,6 +2609,55 @@ impl Scenario {
         Ok(())
     }
 
+    /// Swift (tcp.cc = "swift") measures delay with the timestamp option and
+    /// recovers from loss with SACK; it replaces the window arithmetic the
+    /// other options adjust, and reacts to delay, not ECN.
+    fn validate_swift(&self) -> Result<(), ConfigError> {
+        let t = &self.tcp;
+        let w = &t.swift;
+        for (key, on) in [("timestamps", !t.timestamps), ("sack", !t.sack)] {
+            if on {
+                return Err(err(format!("tcp.{key}"), "false with tcp.cc = \"swift\": Swift needs it (delay samples ride on timestamps, loss recovery on SACK)"));
+            }
+        }
+        for (key, on) in [("ecn", t.ecn), ("frto", t.frto), ("bad_rexmit_undo", t.bad_rexmit_undo), ("cwnd_validation", t.cwnd_validation)] {
+            if on {
+                return Err(err(format!("tcp.{key}"), "true with tcp.cc = \"swift\": Swift reacts to delay and owns its window; set it to false"));
+            }
+        }
+        if t.arrear.is_some() || t.rtt_clock == RttClock::Ticks {
+            return Err(err("tcp.rtt_clock", "Swift takes its own nanosecond send stamps: it needs rtt_clock = \"linux\", \"ns3\" or \"ns3_legacy\" and no tcp.arrear"));
+        }
+        let positive = |key: &str, v: f64| -> Result<(), ConfigError> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(err(format!("tcp.swift.{key}"), format!("{v} is out of range: allowed a finite number > 0")))
+            }
+        };
+        for (key, v) in [("fs_min_cwnd", w.fs_min_cwnd), ("fs_max_cwnd", w.fs_max_cwnd), ("ai", w.ai), ("beta", w.beta), ("min_cwnd", w.min_cwnd), ("max_cwnd", w.max_cwnd)] {
+            positive(key, v)?;
+        }
+        if w.fs_min_cwnd >= w.fs_max_cwnd {
+            return Err(err("tcp.swift.fs_min_cwnd", format!("{} is not below fs_max_cwnd = {}", w.fs_min_cwnd, w.fs_max_cwnd)));
+        }
+        if w.min_cwnd > w.max_cwnd {
+            return Err(err("tcp.swift.min_cwnd", format!("{} is above max_cwnd = {}", w.min_cwnd, w.max_cwnd)));
+        }
+        if !(w.max_mdf > 0.0 && w.max_mdf < 1.0) {
+            return Err(err("tcp.swift.max_mdf", format!("{} is out of range: allowed (0, 1)", w.max_mdf)));
+        }
+        if w.retx_reset == 0 {
+            return Err(err("tcp.swift.retx_reset", "0 is out of range: allowed at least 1"));
+        }
+        for (key, d) in [("base_target", w.base_target), ("endpoint_target", w.endpoint_target)] {
+            if d.0 == Dur::ZERO {
+                return Err(err(format!("tcp.swift.{key}"), "must be greater than zero"));
+            }
+        }
+        Ok(())
+    }
+
     /// Semantic checks that serde cannot express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let hosts = self.topology.num_hosts();
@@ -2636,6 +2765,9 @@ impl Scenario {
         }
         if self.tcp.frto && self.tcp.bad_rexmit_undo {
             return Err(err("tcp.bad_rexmit_undo", "true together with tcp.frto = true: the two detect spurious timeouts in different ways; enable one"));
+        }
+        if self.tcp.cc == CongestionControl::Swift {
+            self.validate_swift()?;
         }
         if let Some(a) = &self.tcp.arrear {
             if !self.tcp.timestamps {

@@ -431,6 +431,22 @@ impl Network {
         self.node_ports[host as usize][0]
     }
 
+    /// Switches a flow's packets cross from `src` to `dst` (0 if no route):
+    /// what a receiver reads from the IP TTL (Swift's hop count).
+    pub fn switches_between(&self, src: u32, dst: u32, flow_hash: u32) -> u32 {
+        let mut node = self.ports[self.nic(src) as usize].peer;
+        let mut hops = 0;
+        while node != dst {
+            let Some(p) = self.next_port(node, dst, flow_hash) else { return 0 };
+            node = self.ports[p as usize].peer;
+            hops += 1;
+            if hops as usize > self.kinds.len() {
+                return 0; // a routing loop (never in a valid table)
+            }
+        }
+        hops
+    }
+
     /// The ports a flow's packets traverse from `src` to `dst` (None: no route).
     pub fn path(&self, src: u32, dst: u32, flow_hash: u32) -> Option<Vec<u32>> {
         let mut path = vec![self.nic(src)];

@@ -117,17 +117,13 @@ impl Run {
             return Err(format!("time goes backwards: {t:?} < {:?}", self.now));
         }
         loop {
-            let due = [(self.ep.rto_timer.deadline, TimerKind::Rto), (self.ep.delack_timer.deadline, TimerKind::DelAck), (self.ep.rack_timer.deadline, TimerKind::Rack)]
+            let due = TimerKind::ALL
                 .into_iter()
-                .filter_map(|(d, k)| d.filter(|d| *d <= t).map(|d| (d, k)))
+                .filter_map(|k| self.ep.timer(k)?.deadline.filter(|d| *d <= t).map(|d| (d, k)))
                 .min_by_key(|x| x.0);
             let Some((at, kind)) = due else { break };
             self.now = at;
-            match kind {
-                TimerKind::Rto => self.ep.rto_timer.cancel(),
-                TimerKind::DelAck => self.ep.delack_timer.cancel(),
-                TimerKind::Rack => self.ep.rack_timer.cancel(),
-            }
+            self.ep.timer(kind).expect("due").cancel();
             let mut out = TcpOut::default();
             self.ep.on_timer(at, kind, &self.p, &mut out);
             self.ep.flush(at, &self.p, &mut out);
@@ -166,7 +162,7 @@ impl Run {
                 "data" => {
                     let (a, b) = parse_range(arg)?;
                     pkt.seq = a;
-                    pkt.payload = (b - a) as u32;
+                    pkt.payload = (b - a) as u16;
                     self.peer_seq = self.peer_seq.max(b);
                     i += 1;
                 }

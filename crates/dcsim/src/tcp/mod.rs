@@ -30,6 +30,7 @@ pub mod clock;
 pub mod rack;
 pub mod ranges;
 pub mod rtt;
+pub mod swift;
 
 use crate::config::{CaCounting, CongestionControl, LossDetection, RecoveryExit, RtoBackoffReset, RttClock, Scenario, SsthreshBasis};
 use crate::packet::{flags, Ecn, Packet, WScale, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_TS, OPT_TIMESTAMPS};
@@ -39,6 +40,7 @@ use dcsim_engine::{Dur, SimTime};
 use rack::Rack;
 use ranges::RangeSet;
 use rtt::{Arrear, ArrearParams, RttEstimator, RttParams};
+use swift::{Swift, SwiftParams};
 
 /// Per-run TCP parameters (from the scenario's `[tcp]` table).
 #[derive(Clone, Debug)]
@@ -84,6 +86,8 @@ pub struct TcpParams {
     pub dctcp_min_cwnd: u32,
     /// MSS option value we advertise: MTU - 40.
     pub mss_option: u16,
+    /// Swift's parameters when tcp.cc = "swift" (tcp/swift.rs).
+    pub swift: Option<SwiftParams>,
 }
 
 impl TcpParams {
@@ -99,8 +103,10 @@ impl TcpParams {
             initial_ssthresh: t.initial_ssthresh,
             rtt: RttParams {
                 clock: t.rtt_clock,
-                // Linux's and ns-3's timestamps count milliseconds.
+                // Linux's and ns-3's timestamps count milliseconds; Swift's
+                // are the NIC's nanosecond stamps (§3.1).
                 ts_tick: match t.rtt_clock {
+                    _ if t.cc == CongestionControl::Swift => Dur::from_ns(1),
                     RttClock::Ticks => t.arrear.map_or(t.rtt_granularity.0, |a| a.clock.resolution()),
                     RttClock::Linux | RttClock::Ns3 | RttClock::Ns3Legacy => Dur::from_ms(1),
                 },
@@ -142,6 +148,23 @@ impl TcpParams {
             dctcp_alpha_init: t.dctcp_alpha_init,
             dctcp_min_cwnd: t.dctcp_min_cwnd,
             mss_option: t.mss.map(|m| m.0).unwrap_or(s.link.mtu as u64 - 40) as u16,
+            swift: (t.cc == CongestionControl::Swift).then(|| {
+                let w = &t.swift;
+                SwiftParams {
+                    base_target: w.base_target.0,
+                    per_hop: w.per_hop.0,
+                    fs_range: w.fs_range.0,
+                    fs_min_cwnd: w.fs_min_cwnd,
+                    fs_max_cwnd: w.fs_max_cwnd,
+                    endpoint_target: w.endpoint_target.0,
+                    ai: w.ai,
+                    beta: w.beta,
+                    max_mdf: w.max_mdf,
+                    min_cwnd: w.min_cwnd,
+                    max_cwnd: w.max_cwnd,
+                    retx_reset: w.retx_reset,
+                }
+            }),
         }
     }
 
@@ -211,6 +234,12 @@ pub enum TimerKind {
     DelAck = 1,
     /// RACK's reordering timer or TLP's probe timer (tcp.loss_detection).
     Rack = 2,
+    /// Swift's pacing of a window below one packet.
+    Pace = 3,
+}
+
+impl TimerKind {
+    pub const ALL: [TimerKind; 4] = [TimerKind::Rto, TimerKind::DelAck, TimerKind::Rack, TimerKind::Pace];
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,6 +453,8 @@ pub struct Endpoint {
     pub rtt: RttEstimator,
     /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
     arrear: Option<Box<Arrear>>,
+    /// Swift's windows and pacing timer (tcp.cc = "swift"), boxed likewise.
+    swift: Option<Box<Swift>>,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
     timed: Option<(u64, u32)>,
     /// Send times of segments in flight (every RTT clock but `ticks`).
@@ -526,6 +557,7 @@ impl Endpoint {
             syn_retransmitted: false,
             rtt: RttEstimator::new(),
             arrear: p.arrear.map(|_| Box::default()),
+            swift: p.swift.as_ref().map(|sp| Box::new(Swift::new(p.initial_cwnd as f64, 0, sp))),
             timed: None,
             send_log: SendLog::default(),
             rto_timer: Timer::default(),
@@ -670,9 +702,15 @@ impl Endpoint {
 
     /// Attach ACK fields (ack number, window, ECE, SACK blocks) to `pkt`.
     #[inline(always)]
-    fn fill_ack(&mut self, pkt: &mut Packet, p: &TcpParams) {
+    fn fill_ack(&mut self, now: SimTime, pkt: &mut Packet, p: &TcpParams) {
         pkt.flags |= flags::ACK;
         pkt.ack = self.rcv_nxt;
+        if let Some(s) = self.swift.as_ref().filter(|s| pkt.has_ts && s.rx_tsval != 0) {
+            // Swift echoes the stamp of the segment that called for this ACK
+            // and how long it was held here (its endpoint delay, §3.1).
+            pkt.ts_ecr = s.rx_tsval;
+            pkt.echo_hold_ns = (now.since(s.rx_at).ps() / 1_000).min(u32::MAX as u64) as u32;
+        }
         pkt.window = self.window_field(p, false);
         if p.hscc_shim {
             pkt.reserved = self.rcv_scale; // seed 002's tcp_scale.c (mechanisms.md §1.3)
@@ -756,7 +794,7 @@ impl Endpoint {
             self.arrear_stamp(now, &mut pkt, p);
         }
         // Seed 004 §6.3.3: junk on the SYN, which the peer's on_syn ignores.
-        pkt.payload = p.arrear.map_or(0, |a| a.syn_data);
+        pkt.payload = p.arrear.map_or(0, |a| a.syn_data as u16);
         if self.cc.ecn_mode() == EcnMode::Dctcp && p.ecn {
             pkt.ecn = Ecn::Ect0; // DCTCP (as in Linux) sends every packet ECT
         }
@@ -788,6 +826,17 @@ impl Endpoint {
         }
     }
 
+    /// The timer of one kind (Swift's pacing timer only with Swift).
+    #[inline]
+    pub fn timer(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+        match kind {
+            TimerKind::Rto => Some(&mut self.rto_timer),
+            TimerKind::DelAck => Some(&mut self.delack_timer),
+            TimerKind::Rack => Some(&mut self.rack_timer),
+            TimerKind::Pace => self.swift.as_mut().map(|s| &mut s.pace_timer),
+        }
+    }
+
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, p: &TcpParams, out: &mut TcpOut) {
         match kind {
             TimerKind::DelAck => {
@@ -798,6 +847,7 @@ impl Endpoint {
             TimerKind::Rto => self.on_rto(now, p, out),
             TimerKind::Rack if self.rack_probe => self.send_probe(now, p, out),
             TimerKind::Rack => self.rack_reorder_timeout(now, p, out),
+            TimerKind::Pace => self.try_send(now, p, out),
         }
     }
 
@@ -856,6 +906,10 @@ impl Endpoint {
         let flight = self.flight_in_network();
         let first = self.rtt.backoff == 1;
         self.cc.on_timeout(self.halving_basis(p, flight, true), self.mss as u64, self.snd_max, first);
+        if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
+            s.on_timeout(now, sp);
+            self.sync_swift_window();
+        }
         self.timeout_recover = self.snd_max;
         self.recovery = Recovery::Open;
         self.clear_recovery_state();
@@ -930,8 +984,8 @@ impl Endpoint {
     /// starts from the restart window, min(IW, cwnd).
     fn restart_if_idle(&mut self, now: SimTime, p: &TcpParams) {
         let idle = self.snd_una == self.snd_max && self.snd_max < self.app_end && self.recovery == Recovery::Open;
-        if !(p.restart_after_idle && idle) {
-            return;
+        if !(p.restart_after_idle && idle) || self.swift.is_some() {
+            return; // Swift has no slow start to restart
         }
         if let Some(last) = self.last_data_sent {
             if now.since(last) > self.rtt.rto(&p.rtt) {
@@ -947,6 +1001,27 @@ impl Endpoint {
         // RFC 5681 §3.1: "arbitrarily high" unless the scenario sets one.
         if let Some(n) = p.initial_ssthresh {
             self.cc.ssthresh = n as u64 * self.mss as u64;
+        }
+        if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
+            s.init(iw as f64, sp);
+            self.sync_swift_window();
+        }
+    }
+
+    /// Swift owns the window (tcp/swift.rs): after anything that moved it,
+    /// cwnd is Swift's, and ssthresh with it (there is no slow start).
+    fn sync_swift_window(&mut self) {
+        if let Some(s) = &self.swift {
+            self.cc.cwnd = s.window_bytes(self.mss as u64);
+            self.cc.ssthresh = self.cc.cwnd;
+        }
+    }
+
+    /// Swift: the switches on the path to the peer (the paper reads them
+    /// from the TTL; the world counts them on the route).
+    pub fn set_path_hops(&mut self, hops: u32) {
+        if let Some(s) = &mut self.swift {
+            s.hops = hops;
         }
     }
 
@@ -1089,6 +1164,9 @@ impl Endpoint {
         }
         out.delivered += delivered;
         if pkt.payload > 0 {
+            if let (Some(s), true) = (&mut self.swift, pkt.has_ts) {
+                (s.rx_tsval, s.rx_at) = (pkt.ts_val, now);
+            }
             self.unacked_segments += 1;
             if self.unacked_segments >= p.delack_count || !p.delack {
                 self.ack_now = true;
@@ -1241,7 +1319,7 @@ impl Endpoint {
                     // last ECN reduction is acknowledged (CWR state, as Linux
                     // and ns-3), unless tcp.grow_in_cwr (htsim).
                     let cwr = ece || self.cc.in_cwr(self.snd_una);
-                    if (p.grow_in_cwr || !cwr) && self.may_grow(p, self.snd_max - snd_una_before) {
+                    if (p.grow_in_cwr || !cwr) && self.swift.is_none() && self.may_grow(p, self.snd_max - snd_una_before) {
                         self.cc.grow(acked, mss, now, self.rtt.srtt);
                     }
                 }
@@ -1285,6 +1363,9 @@ impl Endpoint {
                 && !pkt.has(flags::SYN | flags::FIN)
                 && self.snd_wnd == old_wnd;
             self.frto_ack(FrtoAck { advanced: ack > snd_una_before, duplicate, newly_sacked, sack_end }, mss);
+        }
+        if self.swift.is_some() {
+            self.swift_on_ack(now, pkt, (self.snd_una - snd_una_before) + newly_sacked, p);
         }
         // ECN-Echo: reduce at most once per window, not during loss recovery.
         if ece && self.recovery == Recovery::Open && self.cc.on_ece(self.snd_una, self.snd_max, self.halving_basis(p, self.flight_size(), false), mss) {
@@ -1400,9 +1481,31 @@ impl Endpoint {
         // this window's reduction: recovery repairs, it does not cut again.
         let repair_only = self.snd_una <= self.timeout_recover || self.rack.as_ref().is_some_and(|r| self.snd_una <= r.reduced_until);
         self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, self.sack_ok, self.snd_una, self.snd_max, repair_only);
+        self.swift_loss(now, p);
         self.high_rxt = self.snd_una;
         // Retransmit the first segment presumed lost, whatever the window.
         self.retransmit_at(now, self.snd_una, p, out);
+    }
+
+    /// Swift's response to a loss found by SACK (fast recovery, or a lost
+    /// retransmission): its own cut, once per RTT, instead of halving.
+    fn swift_loss(&mut self, now: SimTime, p: &TcpParams) {
+        if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
+            s.on_fast_recovery(now, sp);
+            self.sync_swift_window();
+        }
+    }
+
+    /// Swift's delay sample from an ACK that acknowledged `acked` bytes of
+    /// new data, cumulatively or by SACK: the RTT of the segment it echoes
+    /// (nanosecond stamps), less the time the receiver held it.
+    fn swift_on_ack(&mut self, now: SimTime, pkt: &Packet, acked: u64, p: &TcpParams) {
+        let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) else { return };
+        if acked > 0 && pkt.has_ts && pkt.ts_ecr != 0 {
+            let rtt = Dur::from_ns(p.rtt.tick(now).wrapping_sub(pkt.ts_ecr) as u64);
+            s.on_ack(now, rtt, Dur::from_ns(pkt.echo_hold_ns as u64), acked as f64 / self.mss as f64, sp);
+        }
+        self.sync_swift_window();
     }
 
     /// Retransmit one segment starting at `seq` (up to SMSS, stopping at the
@@ -1469,6 +1572,7 @@ impl Endpoint {
             let (mss, cwnd) = (self.mss as u64, self.cc.cwnd);
             self.cc.enter_recovery(self.halving_basis(p, self.flight_size(), false), mss, true, self.snd_una, self.snd_max, false);
             self.cc.cwnd = self.cc.cwnd.min(cwnd); // a response never raises the window
+            self.swift_loss(now, p);
             // A loss found later in this window was part of the same event (RFC 5681 §3.2).
             self.rack.as_deref_mut().expect("RACK on").reduced_until = self.snd_max;
         }
@@ -1495,6 +1599,7 @@ impl Endpoint {
             rack.cut_for_relost = true;
             let basis = self.halving_basis(p, self.flight_size(), false);
             self.cc.cut_again(basis, self.mss as u64);
+            self.swift_loss(now, p);
         }
         if timeout > Dur::ZERO {
             self.rack_timer.arm(now + timeout);
@@ -1584,7 +1689,7 @@ impl Endpoint {
         let Segment { seq, end, fin, retx } = seg;
         let mut pkt = self.base_packet(now, p);
         pkt.seq = seq;
-        pkt.payload = (end - seq) as u32;
+        pkt.payload = (end - seq) as u16;
         pkt.is_retx = retx;
         if let (Some(thresholds), true) = (&p.pias, pkt.payload > 0) {
             // PIAS: the class is the number of thresholds the message's bytes
@@ -1602,11 +1707,14 @@ impl Endpoint {
         if pkt.payload > 0 {
             pkt.flags |= flags::PSH * (end == self.app_end) as u8;
             self.last_data_sent = Some(now);
+            if let Some(s) = &mut self.swift {
+                s.sent(now);
+            }
             if let Some(room) = &mut out.tsq_room {
                 *room = room.saturating_sub(pkt.payload as u64);
             }
         }
-        self.fill_ack(&mut pkt, p);
+        self.fill_ack(now, &mut pkt, p);
         if self.ecn_ok {
             let ect = match self.cc.ecn_mode() {
                 EcnMode::Dctcp => true,                  // Linux DCTCP: every packet ECT
@@ -1649,7 +1757,7 @@ impl Endpoint {
         // As Linux: the next new sequence number (our snd_max is its snd_nxt).
         pkt.seq = self.snd_max;
         pkt.is_dup_ack = self.acked_anything && self.last_ack_sent == self.rcv_nxt;
-        self.fill_ack(&mut pkt, p);
+        self.fill_ack(now, &mut pkt, p);
         if self.ecn_ok && self.cc.ecn_mode() == EcnMode::Dctcp {
             pkt.ecn = Ecn::Ect0;
         }
@@ -1774,6 +1882,12 @@ impl Endpoint {
     fn try_send(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         if self.state != State::Established {
             return;
+        }
+        if let Some(s) = &mut self.swift {
+            if let Err(at) = s.may_send(now) {
+                s.pace_timer.arm(at); // below one packet: not yet
+                return;
+            }
         }
         self.tried = (now, self.app_end, self.fin_queued, self.msg_start[0]);
         self.tsq_throttled = false;
@@ -2209,6 +2323,47 @@ mod tests {
         assert_eq!(pair.ep[0].stats.retransmits, 1);
         // ssthresh = FlightSize / 2 at the loss.
         assert_eq!(pair.ep[0].cc.ssthresh, 4 * pair.ep[0].mss as u64); // FlightSize (8 segments after 2 were acked) / 2
+    }
+
+    #[test]
+    fn swift_acks_echo_the_segment_that_called_for_them_and_how_long_it_was_held() {
+        let p = params("cc = \"swift\"\nrtt_clock = \"linux\"\n[tcp.delayed_ack]\nenabled = true\ntimeout = \"40us\"");
+        let mut pair = Pair::connected(p);
+        let segs = data(&mut pair, 3);
+        // Nanosecond stamps (the NIC's, §3.1), not Linux's milliseconds.
+        assert_eq!(segs[0].ts_val, pair.p.rtt.tick(pair.now));
+        assert_eq!(pair.p.rtt.ts_tick, Dur::from_ns(1));
+        assert!(pair.to(1, &segs[0]).is_empty(), "held: the first of two");
+        let ack = pair.to(1, &segs[1]).remove(0);
+        assert_eq!((ack.ts_ecr, ack.echo_hold_ns), (segs[1].ts_val, 0), "the second calls for it at once");
+        assert!(pair.to(1, &segs[2]).is_empty());
+        // The delayed-ACK timer sends the third's ACK 40 µs later: Swift's
+        // endpoint delay, which the sender takes out of the RTT.
+        let at = pair.now + Dur::from_us(40);
+        let mut out = TcpOut::default();
+        pair.ep[1].on_timer(at, TimerKind::DelAck, &pair.p, &mut out);
+        assert_eq!((out.packets[0].ts_ecr, out.packets[0].echo_hold_ns), (segs[2].ts_val, 40_000));
+    }
+
+    #[test]
+    fn swift_cuts_by_max_mdf_when_sack_finds_a_loss_and_does_not_halve() {
+        let mut pair = Pair::connected(params("cc = \"swift\"\nrtt_clock = \"linux\""));
+        let segs = data(&mut pair, 10);
+        let acks: Vec<Packet> = segs.iter().enumerate().filter(|&(i, _)| i != 2).flat_map(|(_, s)| pair.to(1, s)).collect();
+        let window = |pair: &Pair| pair.ep[0].swift.as_ref().unwrap().cwnd();
+        let mut before = 0.0;
+        for a in &acks {
+            if pair.ep[0].stats.fast_retransmits == 0 {
+                before = window(&pair);
+            }
+            pair.to(0, a);
+        }
+        assert_eq!(pair.ep[0].stats.fast_retransmits, 1);
+        // × (1 − max_mdf) at the loss, then ai/cwnd for each of the few
+        // packets SACKed since (RTTs of a few µs are below the target).
+        let after = window(&pair);
+        assert!(after >= 0.5 * before && after < 0.5 * before + 1.0, "{before} -> {after}");
+        assert_eq!(pair.ep[0].cc.cwnd, (after * pair.ep[0].mss as f64) as u64, "the TCP window is Swift's");
     }
 
     /// Segment 3 of 10 is lost, then its fast retransmission too, while new

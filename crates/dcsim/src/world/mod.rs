@@ -482,6 +482,12 @@ impl<'a> World<'a> {
         }
         self.eps.push(Endpoint::new(conn, 0, client, server, hash, isn_a, &self.tcp));
         self.eps.push(Endpoint::new(conn, 1, server, client, hash, isn_b, &self.tcp));
+        if self.tcp.swift.is_some() {
+            let hops = self.net.switches_between(client, server, hash);
+            for e in &mut self.eps[2 * conn as usize..] {
+                e.set_path_hops(hops);
+            }
+        }
         if !self.pacers.is_empty() {
             self.pacer_flows.extend([PacerFlow::default(); 2]);
         }
@@ -630,13 +636,7 @@ impl<'a> World<'a> {
                 self.enqueue(now, port, id);
             }
             Ev::Timer { ep, kind, gen } => {
-                let e = &mut self.eps[ep as usize];
-                let timer = match kind {
-                    TimerKind::Rto => &mut e.rto_timer,
-                    TimerKind::DelAck => &mut e.delack_timer,
-                    TimerKind::Rack => &mut e.rack_timer,
-                };
-                if timer.fire(now, gen) {
+                if self.eps[ep as usize].timer(kind).is_some_and(|t| t.fire(now, gen)) {
                     self.out.clear();
                     self.out.tsq_room = self.tsq_room(ep, &[]);
                     self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut self.out);
@@ -1021,14 +1021,10 @@ impl<'a> World<'a> {
         packets.clear();
         self.out.packets = packets;
         let e = &mut self.eps[ep as usize];
-        if let Some((t, gen)) = e.rto_timer.needs_event() {
-            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rto, gen });
-        }
-        if let Some((t, gen)) = e.delack_timer.needs_event() {
-            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::DelAck, gen });
-        }
-        if let Some((t, gen)) = e.rack_timer.needs_event() {
-            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rack, gen });
+        for kind in TimerKind::ALL {
+            if let Some((t, gen)) = e.timer(kind).and_then(|t| t.needs_event()) {
+                self.q.schedule(t, Ev::Timer { ep, kind, gen });
+            }
         }
     }
 
