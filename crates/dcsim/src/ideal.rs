@@ -88,10 +88,10 @@ impl<'a> IdealModel<'a> {
         let rest = bytes % mss;
         let mut v = Vec::new();
         if full > 0 {
-            v.push((self.frame(Packet { flags: flags::ACK, payload: mss as u16, ..Default::default() }), full));
+            v.push((self.frame(Packet { flags: flags::ACK, payload: mss as u32, ..Default::default() }), full));
         }
         if rest > 0 {
-            v.push((self.frame(Packet { flags: flags::ACK, payload: rest as u16, ..Default::default() }), 1));
+            v.push((self.frame(Packet { flags: flags::ACK, payload: rest as u32, ..Default::default() }), 1));
         }
         v
     }

@@ -119,7 +119,7 @@ pub struct Packet {
     pub flow_hash: u32,
     pub seq: u64,
     pub ack: u64,
-    pub payload: u16,
+    pub payload: u32,
     pub flags: u8,
     pub ecn: Ecn,
     /// The IP DSCP (6 bits): PIAS's priority class (crate::sched).
@@ -150,7 +150,7 @@ pub struct Packet {
     /// previous segment its sender sent (a duplicate ACK; counters only).
     pub is_dup_ack: bool,
     /// Bytes on the wire (the frame, plus the preamble when configured).
-    pub wire_bytes: u16,
+    pub wire_bytes: u32,
     /// When the packet entered the queue it is in (for sojourn-time AQMs).
     pub enqueued_at: SimTime,
     pub kind: FrameKind,
@@ -158,10 +158,6 @@ pub struct Packet {
     pub pause_quanta: u16,
     /// With PFC: the switch port it came in on (its ingress accounting).
     pub ingress_port: u32,
-    /// Swift: how long the receiver held the segment this ACK echoes, in ns
-    /// (the remote delay Swift's own header carries, §3.1; a TCP frame has
-    /// no field for it, so it adds no bytes here).
-    pub echo_hold_ns: u32,
     /// HPCC: bytes of the INT header a RoCE data packet or ACK carries
     /// (crate::hpcc; the records themselves are in the world's side table).
     pub int_bytes: u8,
@@ -187,6 +183,21 @@ impl Packet {
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         let widen = move |x: u32| self.ack.wrapping_add(x.wrapping_sub(self.ack as u32) as i32 as i64 as u64);
         self.sack[..self.nsack as usize].iter().map(move |&(a, b)| (widen(a), widen(b)))
+    }
+
+    /// Swift: how long the receiver held the segment this ACK echoes, in ns
+    /// (the remote delay Swift's own header carries, §3.1). A TCP frame has
+    /// no field for it: it rides in the last SACK slot, which a segment with
+    /// the timestamp option (Swift's) never fills, since only
+    /// MAX_SACK_BLOCKS_TS blocks fit beside it; the frame keeps its bytes.
+    #[inline]
+    pub fn echo_hold_ns(&self) -> u32 {
+        self.sack[MAX_SACK_BLOCKS - 1].0
+    }
+
+    #[inline]
+    pub fn set_echo_hold_ns(&mut self, ns: u32) {
+        self.sack[MAX_SACK_BLOCKS - 1].0 = ns;
     }
 
     /// Length of the TCP options, padded as Linux lays them out.
@@ -236,7 +247,7 @@ impl Packet {
     /// Compute and store the on-the-wire size.
     pub fn finalize_size(&mut self, preamble: bool) {
         let extra = if preamble { PREAMBLE } else { 0 };
-        self.wire_bytes = (self.frame_len() + extra) as u16;
+        self.wire_bytes = (self.frame_len() + extra) as u32;
     }
 }
 

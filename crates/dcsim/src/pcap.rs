@@ -218,7 +218,7 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
     debug_assert_eq!(out.len() - tcp_start, hdr_len as usize);
     // Checksum over the pseudo-header, the header and a zero payload (zeros
     // add nothing to a ones'-complement sum; the length counts them).
-    let tcp_len = (hdr_len as u32 + p.payload as u32) as u16;
+    let tcp_len = (hdr_len as u32 + p.payload) as u16;
     let mut sum = checksum_add(0, &ipv4(p.src_host));
     sum = checksum_add(sum, &ipv4(p.dst_host));
     sum += 6 + tcp_len as u32;

@@ -228,7 +228,7 @@ impl Qp {
             dst_host: self.dst,
             flow_hash: self.flow_hash,
             seq,
-            payload: len as u16,
+            payload: len as u32,
             ecn: Ecn::Ect0,
             dscp: self.dscp,
             is_retx: seq < self.sent_max,
@@ -413,7 +413,7 @@ mod tests {
     #[test]
     fn packets_cover_the_message_and_pacing_follows_the_rate() {
         let mut q = Qp::new(0, 0, 1, 7, 3, 2500, 100e9, QpCc::None);
-        let sizes: Vec<u16> = std::iter::from_fn(|| q.has_data().then(|| q.next_packet(t(0), 1000, 0).payload)).collect();
+        let sizes: Vec<u32> = std::iter::from_fn(|| q.has_data().then(|| q.next_packet(t(0), 1000, 0).payload)).collect();
         assert_eq!(sizes, [1000, 1000, 500]);
         // 1062 B at 100 Gb/s: 84.96 ns.
         q.paced(t(0), 1062);

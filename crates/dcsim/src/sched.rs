@@ -186,7 +186,7 @@ mod tests {
     }
 
     /// A pool of `n` packets with `payload` bytes each (ip_len = payload + 40).
-    fn pool(payloads: &[u16]) -> PacketPool {
+    fn pool(payloads: &[u32]) -> PacketPool {
         let mut p = PacketPool::default();
         for &payload in payloads {
             let mut pkt = Packet { payload, ..Default::default() };

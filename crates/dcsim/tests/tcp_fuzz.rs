@@ -97,15 +97,16 @@ impl Pair {
         for e in &self.ep {
             prop_assert!(e.snd_una <= e.snd_max, "snd_una {} > snd_max {}", e.snd_una, e.snd_max);
             prop_assert!(e.mss >= 64, "MSS {} too small to make progress", e.mss);
-            // Only a DCTCP cut without a floor may leave less than one MSS.
-            let floor = if self.p.dctcp_min_cwnd == 0 { 1 } else { e.mss as u64 };
+            // Only a DCTCP cut without a floor, or Swift's window shut
+            // between paced packets, may leave less than one MSS.
+            let floor = if self.p.dctcp_min_cwnd == 0 || self.p.swift.is_some() { 1 } else { e.mss as u64 };
             if e.state == State::Established {
                 prop_assert!(e.cc.cwnd >= floor, "cwnd {} below {} (MSS {})", e.cc.cwnd, floor, e.mss);
             }
         }
         for pkt in sent {
             let e = &self.ep[pkt.side as usize];
-            prop_assert!(pkt.payload as u32 <= e.mss, "segment of {} B > MSS {}", pkt.payload, e.mss);
+            prop_assert!(pkt.payload <= e.mss, "segment of {} B > MSS {}", pkt.payload, e.mss);
             prop_assert!(pkt.seq + pkt.payload as u64 <= e.snd_max, "sent beyond snd_max");
             prop_assert!(pkt.tcp_options_len() <= 40, "options over 40 B");
         }
@@ -116,7 +117,7 @@ impl Pair {
 #[derive(Debug, Clone)]
 enum Op {
     /// A forged segment to endpoint `to`.
-    Forge { to: usize, seq: i64, ack: i64, payload: u16, flags: u8, ecn: u8, window: u16, ts: Option<(u32, u32)>, sack: Vec<(i64, i64)>, abs: bool },
+    Forge { to: usize, seq: i64, ack: i64, payload: u32, flags: u8, ecn: u8, window: u16, ts: Option<(u32, u32)>, sack: Vec<(i64, i64)>, abs: bool },
     Timer { to: usize, rto: bool },
     Write { to: usize, bytes: u32 },
     Advance { us: u32 },
@@ -130,7 +131,7 @@ fn op() -> impl Strategy<Value = Op> {
             0usize..2,
             any::<i64>(),
             any::<i64>(),
-            prop_oneof![Just(0u16), 1u16..3000, Just(u16::MAX)],
+            prop_oneof![Just(0u32), 1u32..3000, Just(u32::MAX)],
             any::<u8>(),
             0u8..4,
             any::<u16>(),
@@ -243,12 +244,12 @@ proptest! {
             if wire.is_empty() {
                 // Nothing in flight: let the earliest timer fire.
                 let next = pair.ep.iter_mut().enumerate()
-                    .flat_map(|(i, e)| TimerKind::ALL.map(|k| (e.timer(k).and_then(|t| t.deadline), i, k)))
+                    .flat_map(|(i, e)| TimerKind::ALL.map(|k| (e.timer(k).deadline, i, k)))
                     .filter_map(|(d, i, k)| d.map(|d| (d, i, k)))
                     .min_by_key(|x| x.0);
                 let Some((at, i, kind)) = next else { prop_assert!(false, "stalled with no timer armed"); unreachable!() };
                 pair.now = pair.now.max(at);
-                pair.ep[i].timer(kind).expect("due").cancel();
+                pair.ep[i].timer(kind).cancel();
                 let timeouts = pair.ep[0].stats.timeouts;
                 wire.extend(pair.timer(i, kind));
                 // (A tail loss probe due with the RTO goes instead of it.)

@@ -17,6 +17,7 @@ from .ecnsharp import RUNNERS as _ECNSHARP
 from .hscc import RUNNERS as _HSCC
 from .hull import RUNNERS as _HULL
 from .rdma import RUNNERS as _RDMA
+from .swift import RUNNERS as _SWIFT
 
 ROOT = Path(str(resources.files("dcsim") / "experiments"))
 
@@ -26,4 +27,5 @@ RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]
     **_HSCC,
     **_ECNSHARP,
     **_RDMA,
+    **_SWIFT,
 }

@@ -234,12 +234,10 @@ pub enum TimerKind {
     DelAck = 1,
     /// RACK's reordering timer or TLP's probe timer (tcp.loss_detection).
     Rack = 2,
-    /// Swift's pacing of a window below one packet.
-    Pace = 3,
 }
 
 impl TimerKind {
-    pub const ALL: [TimerKind; 4] = [TimerKind::Rto, TimerKind::DelAck, TimerKind::Rack, TimerKind::Pace];
+    pub const ALL: [TimerKind; 3] = [TimerKind::Rto, TimerKind::DelAck, TimerKind::Rack];
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -453,7 +451,7 @@ pub struct Endpoint {
     pub rtt: RttEstimator,
     /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
     arrear: Option<Box<Arrear>>,
-    /// Swift's windows and pacing timer (tcp.cc = "swift"), boxed likewise.
+    /// Swift's windows (tcp.cc = "swift"), boxed likewise.
     swift: Option<Box<Swift>>,
     /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
     timed: Option<(u64, u32)>,
@@ -705,11 +703,12 @@ impl Endpoint {
     fn fill_ack(&mut self, now: SimTime, pkt: &mut Packet, p: &TcpParams) {
         pkt.flags |= flags::ACK;
         pkt.ack = self.rcv_nxt;
-        if let Some(s) = self.swift.as_ref().filter(|s| pkt.has_ts && s.rx_tsval != 0) {
-            // Swift echoes the stamp of the segment that called for this ACK
-            // and how long it was held here (its endpoint delay, §3.1).
-            pkt.ts_ecr = s.rx_tsval;
-            pkt.echo_hold_ns = (now.since(s.rx_at).ps() / 1_000).min(u32::MAX as u64) as u32;
+        if p.swift.is_some() && pkt.has_ts {
+            // Swift: how long the segment whose stamp this ACK echoes
+            // (TS.Recent) was held here, its endpoint delay (§3.1). A held
+            // ACK's timer was armed when that segment arrived.
+            let since = self.delack_timer.deadline.map_or(Dur::ZERO, |d| now.since(SimTime(d.ps() - p.delack_timeout.ps())));
+            pkt.set_echo_hold_ns((since.ps() / 1_000).min(u32::MAX as u64) as u32);
         }
         pkt.window = self.window_field(p, false);
         if p.hscc_shim {
@@ -794,7 +793,7 @@ impl Endpoint {
             self.arrear_stamp(now, &mut pkt, p);
         }
         // Seed 004 §6.3.3: junk on the SYN, which the peer's on_syn ignores.
-        pkt.payload = p.arrear.map_or(0, |a| a.syn_data as u16);
+        pkt.payload = p.arrear.map_or(0, |a| a.syn_data);
         if self.cc.ecn_mode() == EcnMode::Dctcp && p.ecn {
             pkt.ecn = Ecn::Ect0; // DCTCP (as in Linux) sends every packet ECT
         }
@@ -826,14 +825,13 @@ impl Endpoint {
         }
     }
 
-    /// The timer of one kind (Swift's pacing timer only with Swift).
+    /// The timer of one kind.
     #[inline]
-    pub fn timer(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+    pub fn timer(&mut self, kind: TimerKind) -> &mut Timer {
         match kind {
-            TimerKind::Rto => Some(&mut self.rto_timer),
-            TimerKind::DelAck => Some(&mut self.delack_timer),
-            TimerKind::Rack => Some(&mut self.rack_timer),
-            TimerKind::Pace => self.swift.as_mut().map(|s| &mut s.pace_timer),
+            TimerKind::Rto => &mut self.rto_timer,
+            TimerKind::DelAck => &mut self.delack_timer,
+            TimerKind::Rack => &mut self.rack_timer,
         }
     }
 
@@ -847,7 +845,6 @@ impl Endpoint {
             TimerKind::Rto => self.on_rto(now, p, out),
             TimerKind::Rack if self.rack_probe => self.send_probe(now, p, out),
             TimerKind::Rack => self.rack_reorder_timeout(now, p, out),
-            TimerKind::Pace => self.try_send(now, p, out),
         }
     }
 
@@ -855,6 +852,11 @@ impl Endpoint {
         if self.rack_probe && self.rack_timer.deadline.is_some_and(|d| d <= now) {
             // RFC 8985 §7.2: a probe due when the RTO is sends instead of it.
             return self.send_probe(now, p, out);
+        }
+        if self.swift.is_some() && self.state == State::Established && self.snd_una == self.snd_max {
+            // Swift's pacing wake (sync_swift_window): nothing in flight times out.
+            self.sync_swift_window(now);
+            return self.try_send(now, p, out);
         }
         self.stats.timeouts += 1;
         self.rtt.backoff = (self.rtt.backoff + 1).min(62);
@@ -908,7 +910,7 @@ impl Endpoint {
         self.cc.on_timeout(self.halving_basis(p, flight, true), self.mss as u64, self.snd_max, first);
         if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
             s.on_timeout(now, sp);
-            self.sync_swift_window();
+            self.sync_swift_window(now);
         }
         self.timeout_recover = self.snd_max;
         self.recovery = Recovery::Open;
@@ -1004,17 +1006,29 @@ impl Endpoint {
         }
         if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
             s.init(iw as f64, sp);
-            self.sync_swift_window();
+            self.sync_swift_window(SimTime::ZERO);
         }
     }
 
     /// Swift owns the window (tcp/swift.rs): after anything that moved it,
     /// cwnd is Swift's, and ssthresh with it (there is no slow start).
-    fn sync_swift_window(&mut self) {
-        if let Some(s) = &self.swift {
-            self.cc.cwnd = s.window_bytes(self.mss as u64);
-            self.cc.ssthresh = self.cc.cwnd;
+    /// Below one packet, the window stays shut (one byte: less than a
+    /// segment sends nothing) until the pacing delay since the last packet
+    /// has passed; with nothing in flight the retransmission timer, idle
+    /// otherwise, wakes the sender then (`on_rto`).
+    fn sync_swift_window(&mut self, now: SimTime) {
+        let Some(s) = &self.swift else { return };
+        let mss = self.mss as u64;
+        match s.paced_until(self.last_data_sent) {
+            Some(t) if now < t => {
+                self.cc.cwnd = 1;
+                if self.snd_una == self.snd_max {
+                    self.rto_timer.arm(t);
+                }
+            }
+            _ => self.cc.cwnd = s.window_bytes(mss),
         }
+        self.cc.ssthresh = self.cc.cwnd;
     }
 
     /// Swift: the switches on the path to the peer (the paper reads them
@@ -1154,6 +1168,13 @@ impl Endpoint {
             let (_, block) = self.ooo.insert(start, end);
             self.note_recent_block(block);
             self.ack_now = true;
+            if p.swift.is_some() && pkt.has_ts {
+                // Swift's ACK echoes each packet's own stamp (§3.1), where
+                // RFC 7323's TS.Recent takes only in-order ones; answered at
+                // once, it was not held.
+                self.ts_recent = pkt.ts_val;
+                self.delack_timer.cancel();
+            }
         }
         let delivered = self.rcv_nxt - before;
         if let Some(f) = self.fin_seq {
@@ -1164,9 +1185,6 @@ impl Endpoint {
         }
         out.delivered += delivered;
         if pkt.payload > 0 {
-            if let (Some(s), true) = (&mut self.swift, pkt.has_ts) {
-                (s.rx_tsval, s.rx_at) = (pkt.ts_val, now);
-            }
             self.unacked_segments += 1;
             if self.unacked_segments >= p.delack_count || !p.delack {
                 self.ack_now = true;
@@ -1319,7 +1337,7 @@ impl Endpoint {
                     // last ECN reduction is acknowledged (CWR state, as Linux
                     // and ns-3), unless tcp.grow_in_cwr (htsim).
                     let cwr = ece || self.cc.in_cwr(self.snd_una);
-                    if (p.grow_in_cwr || !cwr) && self.swift.is_none() && self.may_grow(p, self.snd_max - snd_una_before) {
+                    if (p.grow_in_cwr || !cwr) && self.may_grow(p, self.snd_max - snd_una_before) {
                         self.cc.grow(acked, mss, now, self.rtt.srtt);
                     }
                 }
@@ -1492,7 +1510,7 @@ impl Endpoint {
     fn swift_loss(&mut self, now: SimTime, p: &TcpParams) {
         if let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) {
             s.on_fast_recovery(now, sp);
-            self.sync_swift_window();
+            self.sync_swift_window(now);
         }
     }
 
@@ -1503,9 +1521,9 @@ impl Endpoint {
         let (Some(s), Some(sp)) = (&mut self.swift, &p.swift) else { return };
         if acked > 0 && pkt.has_ts && pkt.ts_ecr != 0 {
             let rtt = Dur::from_ns(p.rtt.tick(now).wrapping_sub(pkt.ts_ecr) as u64);
-            s.on_ack(now, rtt, Dur::from_ns(pkt.echo_hold_ns as u64), acked as f64 / self.mss as f64, sp);
+            s.on_ack(now, rtt, Dur::from_ns(pkt.echo_hold_ns() as u64), acked as f64 / self.mss as f64, sp);
         }
-        self.sync_swift_window();
+        self.sync_swift_window(now);
     }
 
     /// Retransmit one segment starting at `seq` (up to SMSS, stopping at the
@@ -1689,7 +1707,7 @@ impl Endpoint {
         let Segment { seq, end, fin, retx } = seg;
         let mut pkt = self.base_packet(now, p);
         pkt.seq = seq;
-        pkt.payload = (end - seq) as u16;
+        pkt.payload = (end - seq) as u32;
         pkt.is_retx = retx;
         if let (Some(thresholds), true) = (&p.pias, pkt.payload > 0) {
             // PIAS: the class is the number of thresholds the message's bytes
@@ -1707,9 +1725,6 @@ impl Endpoint {
         if pkt.payload > 0 {
             pkt.flags |= flags::PSH * (end == self.app_end) as u8;
             self.last_data_sent = Some(now);
-            if let Some(s) = &mut self.swift {
-                s.sent(now);
-            }
             if let Some(room) = &mut out.tsq_room {
                 *room = room.saturating_sub(pkt.payload as u64);
             }
@@ -1882,12 +1897,6 @@ impl Endpoint {
     fn try_send(&mut self, now: SimTime, p: &TcpParams, out: &mut TcpOut) {
         if self.state != State::Established {
             return;
-        }
-        if let Some(s) = &mut self.swift {
-            if let Err(at) = s.may_send(now) {
-                s.pace_timer.arm(at); // below one packet: not yet
-                return;
-            }
         }
         self.tried = (now, self.app_end, self.fin_queued, self.msg_start[0]);
         self.tsq_throttled = false;
@@ -2326,23 +2335,33 @@ mod tests {
     }
 
     #[test]
-    fn swift_acks_echo_the_segment_that_called_for_them_and_how_long_it_was_held() {
+    fn swift_acks_echo_ts_recent_and_how_long_it_was_held() {
         let p = params("cc = \"swift\"\nrtt_clock = \"linux\"\n[tcp.delayed_ack]\nenabled = true\ntimeout = \"40us\"");
         let mut pair = Pair::connected(p);
-        let segs = data(&mut pair, 3);
+        let mut segs = data(&mut pair, 4);
         // Nanosecond stamps (the NIC's, §3.1), not Linux's milliseconds.
         assert_eq!(segs[0].ts_val, pair.p.rtt.tick(pair.now));
         assert_eq!(pair.p.rtt.ts_tick, Dur::from_ns(1));
+        for (k, s) in segs.iter_mut().enumerate() {
+            s.ts_val += 100 * k as u32; // as if sent 100 ns apart
+        }
         assert!(pair.to(1, &segs[0]).is_empty(), "held: the first of two");
+        // The second calls for the ACK, which echoes the first (TS.Recent,
+        // RFC 7323) and the time it was held: the harness' 1 µs step.
         let ack = pair.to(1, &segs[1]).remove(0);
-        assert_eq!((ack.ts_ecr, ack.echo_hold_ns), (segs[1].ts_val, 0), "the second calls for it at once");
-        assert!(pair.to(1, &segs[2]).is_empty());
-        // The delayed-ACK timer sends the third's ACK 40 µs later: Swift's
+        assert_eq!((ack.ts_ecr, ack.echo_hold_ns()), (segs[0].ts_val, 1_000));
+        // Out of order (the third is lost), a packet is answered at once
+        // with its own stamp.
+        let dup = pair.to(1, &segs[3]).remove(0);
+        assert_eq!((dup.ts_ecr, dup.echo_hold_ns()), (segs[3].ts_val, 0));
+        // A lone segment's ACK waits for the delayed-ACK timer: 40 µs of
         // endpoint delay, which the sender takes out of the RTT.
-        let at = pair.now + Dur::from_us(40);
+        let mut pair = Pair::connected(params("cc = \"swift\"\nrtt_clock = \"linux\"\n[tcp.delayed_ack]\nenabled = true\ntimeout = \"40us\""));
+        let seg = data(&mut pair, 1).remove(0);
+        assert!(pair.to(1, &seg).is_empty());
         let mut out = TcpOut::default();
-        pair.ep[1].on_timer(at, TimerKind::DelAck, &pair.p, &mut out);
-        assert_eq!((out.packets[0].ts_ecr, out.packets[0].echo_hold_ns), (segs[2].ts_val, 40_000));
+        pair.ep[1].on_timer(pair.now + Dur::from_us(40), TimerKind::DelAck, &pair.p, &mut out);
+        assert_eq!((out.packets[0].ts_ecr, out.packets[0].echo_hold_ns()), (seg.ts_val, 40_000));
     }
 
     #[test]

@@ -16,7 +16,6 @@
 //! delays, sends and recovers from loss. docs/models/swift.md lists the
 //! sources and the deviations.
 
-use super::Timer;
 use dcsim_engine::{Dur, SimTime};
 
 /// Swift's parameters (`[tcp.swift]`), windows in packets.
@@ -59,9 +58,7 @@ impl SwiftParams {
     }
 }
 
-/// One sender's Swift state. The receiving side of the same endpoint keeps
-/// what its ACKs echo: the send stamp of the segment that called for the
-/// ACK and when it arrived, so the sender can take the hold out of the RTT.
+/// One sender's Swift state.
 #[derive(Clone, Debug)]
 pub struct Swift {
     /// Fabric and endpoint windows, in packets (fractional).
@@ -73,14 +70,6 @@ pub struct Swift {
     retransmit_cnt: u32,
     /// The last RTT sample: the "rtt" of Algorithm 1's once-per-RTT rule and pacing.
     rtt: Dur,
-    /// Paced mode (effective window below one packet): the earliest time
-    /// the next packet may leave.
-    next_send: SimTime,
-    /// Wakes the sender when the next paced packet may leave.
-    pub pace_timer: Timer,
-    /// Receiver side: the TSval of the last data segment and its arrival.
-    pub rx_tsval: u32,
-    pub rx_at: SimTime,
 }
 
 impl Swift {
@@ -93,10 +82,6 @@ impl Swift {
             t_last_decrease: None,
             retransmit_cnt: 0,
             rtt: Dur::ZERO,
-            next_send: SimTime::ZERO,
-            pace_timer: Timer::default(),
-            rx_tsval: 0,
-            rx_at: SimTime::ZERO,
         }
     }
 
@@ -114,10 +99,18 @@ impl Swift {
         self.fcwnd
     }
 
-    /// What may be in flight, in bytes: the window, but at least one segment
-    /// (below one packet Swift paces instead, see `may_send`).
+    /// What may be in flight, in bytes: the window, but at least one
+    /// segment (below one packet Swift paces instead: `paced_until`).
     pub fn window_bytes(&self, mss: u64) -> u64 {
         ((self.cwnd() * mss as f64) as u64).max(mss)
+    }
+
+    /// Below one packet, the window is a rate, one packet per rtt/cwnd: the
+    /// time before which no packet may follow one sent at `last_sent`.
+    pub fn paced_until(&self, last_sent: Option<SimTime>) -> Option<SimTime> {
+        let w = self.cwnd();
+        let last = last_sent.filter(|_| w < 1.0)?;
+        Some(last + Dur((self.rtt.ps() as f64 / w) as u64))
     }
 
     fn can_decrease(&self, now: SimTime) -> bool {
@@ -200,27 +193,6 @@ impl Swift {
         self.ecwnd = self.ecwnd.clamp(p.min_cwnd, p.max_cwnd);
         if self.cwnd() < before {
             self.t_last_decrease = Some(now);
-        }
-    }
-
-    /// Below one packet the window is a rate: one packet per rtt/cwnd.
-    fn pacing_delay(&self) -> Option<Dur> {
-        let w = self.cwnd();
-        (w < 1.0).then(|| Dur((self.rtt.ps() as f64 / w) as u64))
-    }
-
-    /// May a data segment leave at `now`? If not, when it may.
-    pub fn may_send(&self, now: SimTime) -> Result<(), SimTime> {
-        match self.pacing_delay() {
-            Some(_) if now < self.next_send => Err(self.next_send),
-            _ => Ok(()),
-        }
-    }
-
-    /// A data segment left at `now`: in paced mode the next one waits.
-    pub fn sent(&mut self, now: SimTime) {
-        if let Some(d) = self.pacing_delay() {
-            self.next_send = now + d;
         }
     }
 }
@@ -330,14 +302,13 @@ mod tests {
             s.on_timeout(us(1_000 * k), &p);
         }
         assert_eq!(s.cwnd(), p.min_cwnd, "the fifth timeout in a row");
-        // 0.001 packets over a 10 µs RTT: one packet per 10 ms.
-        assert_eq!(s.may_send(us(6_000)), Ok(()));
-        s.sent(us(6_000));
-        assert_eq!(s.may_send(us(6_001)), Err(us(16_000)));
-        assert_eq!(
-            s.window_bytes(1000),
-            1000,
-            "one segment in flight while paced"
-        );
+        // 0.001 packets over a 10 µs RTT: one packet per 10 ms, one
+        // segment in flight while paced.
+        assert_eq!(s.paced_until(Some(us(6_000))), Some(us(16_000)));
+        assert_eq!(s.paced_until(None), None, "nothing sent yet");
+        assert_eq!(s.window_bytes(1000), 1000);
+        let mut fast = Swift::new(2.0, 0, &p);
+        fast.on_ack(us(0), Dur::from_us(10), Dur::ZERO, 0.0, &p);
+        assert_eq!(fast.paced_until(Some(us(6_000))), None, "two packets are a window");
     }
 }

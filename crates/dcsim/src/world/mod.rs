@@ -636,7 +636,7 @@ impl<'a> World<'a> {
                 self.enqueue(now, port, id);
             }
             Ev::Timer { ep, kind, gen } => {
-                if self.eps[ep as usize].timer(kind).is_some_and(|t| t.fire(now, gen)) {
+                if self.eps[ep as usize].timer(kind).fire(now, gen) {
                     self.out.clear();
                     self.out.tsq_room = self.tsq_room(ep, &[]);
                     self.eps[ep as usize].on_timer(now, kind, &self.tcp, &mut self.out);
@@ -1021,10 +1021,14 @@ impl<'a> World<'a> {
         packets.clear();
         self.out.packets = packets;
         let e = &mut self.eps[ep as usize];
-        for kind in TimerKind::ALL {
-            if let Some((t, gen)) = e.timer(kind).and_then(|t| t.needs_event()) {
-                self.q.schedule(t, Ev::Timer { ep, kind, gen });
-            }
+        if let Some((t, gen)) = e.rto_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rto, gen });
+        }
+        if let Some((t, gen)) = e.delack_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::DelAck, gen });
+        }
+        if let Some((t, gen)) = e.rack_timer.needs_event() {
+            self.q.schedule(t, Ev::Timer { ep, kind: TimerKind::Rack, gen });
         }
     }
 

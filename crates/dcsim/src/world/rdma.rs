@@ -86,7 +86,7 @@ fn bdp_window(rate: f64, t: f64) -> u64 {
 fn max_base_rtt(net: &Network, cfg: &RdmaCfg, hops: u8, preamble: bool) -> f64 {
     let int = 2 + 8 * hops;
     let extra = if preamble { crate::packet::PREAMBLE } else { 0 };
-    let data = Packet { kind: FrameKind::RoceData, payload: cfg.payload.0 as u16, int_bytes: int, ..Default::default() }.frame_len() + extra;
+    let data = Packet { kind: FrameKind::RoceData, payload: cfg.payload.0 as u32, int_bytes: int, ..Default::default() }.frame_len() + extra;
     let ack = Packet { kind: FrameKind::RoceAck, int_bytes: int, ..Default::default() }.frame_len() + extra;
     (1..net.num_hosts)
         .filter_map(|d| {
@@ -495,7 +495,7 @@ impl World<'_> {
         let payload = self.rdma().cfg.payload.0;
         let sender = self.rdma().cfg.completion == RdmaCompletion::Sender;
         let int_bytes = if sender { 0 } else { self.rdma().int_bytes };
-        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u16, int_bytes, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
+        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, int_bytes, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
         let first = frame(payload.min(bytes));
         let full = bytes / payload;
         let rest = bytes % payload;
