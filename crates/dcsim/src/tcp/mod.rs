@@ -1012,21 +1012,19 @@ impl Endpoint {
 
     /// Swift owns the window (tcp/swift.rs): after anything that moved it,
     /// cwnd is Swift's, and ssthresh with it (there is no slow start).
-    /// Below one packet, the window stays shut (one byte: less than a
-    /// segment sends nothing) until the pacing delay since the last packet
-    /// has passed; with nothing in flight the retransmission timer, idle
-    /// otherwise, wakes the sender then (`on_rto`).
+    /// Below one packet, one segment may be in flight (a window of one
+    /// segment), and with none in flight the window stays shut (one byte:
+    /// less than a segment sends nothing) until the pacing delay since the
+    /// last packet has passed; the retransmission timer, idle then, wakes
+    /// the sender (`on_rto`).
     fn sync_swift_window(&mut self, now: SimTime) {
         let Some(s) = &self.swift else { return };
-        let mss = self.mss as u64;
         match s.paced_until(self.last_data_sent) {
-            Some(t) if now < t => {
+            Some(t) if now < t && self.snd_una == self.snd_max => {
                 self.cc.cwnd = 1;
-                if self.snd_una == self.snd_max {
-                    self.rto_timer.arm(t);
-                }
+                self.rto_timer.arm(t);
             }
-            _ => self.cc.cwnd = s.window_bytes(mss),
+            _ => self.cc.cwnd = s.window_bytes(self.mss as u64),
         }
         self.cc.ssthresh = self.cc.cwnd;
     }
