@@ -9,11 +9,14 @@ fn scenario(toml: &str) -> Scenario {
     Scenario::from_toml_str(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
 }
 
+fn run_toml(toml: &str) -> RunOutput {
+    run(&scenario(toml), None).unwrap()
+}
+
 /// `flows` long-lived Swift flows over a 10 Gb/s dumbbell with 2 µs links.
 fn dumbbell(flows: u32, swift: &str, duration: &str) -> RunOutput {
-    run(
-        &scenario(&format!(
-            r#"
+    run_toml(&format!(
+        r#"
 [run]
 duration = "{duration}"
 [topology]
@@ -39,10 +42,7 @@ src = "0..{flows}"
 dst = {flows}
 size = "inf"
 "#
-        )),
-        None,
-    )
-    .unwrap()
+    ))
 }
 
 /// The left switch's port toward the right switch.
@@ -149,9 +149,8 @@ fn flow_scaling_raises_the_target_as_windows_shrink() {
 
 /// `senders` long-lived Swift flows into one host of a 10 Gb/s star.
 fn incast(senders: u32, buffer: &str, swift: &str, duration: &str) -> RunOutput {
-    run(
-        &scenario(&format!(
-            r#"
+    run_toml(&format!(
+        r#"
 [run]
 duration = "{duration}"
 [topology]
@@ -175,11 +174,8 @@ src = "1..{hosts}"
 dst = 0
 size = "inf"
 "#,
-            hosts = senders + 1
-        )),
-        None,
-    )
-    .unwrap()
+        hosts = senders + 1
+    ))
 }
 
 #[test]
