@@ -13,6 +13,8 @@ LISTED_MEAN = {
     "websearch": 1_711_250, "websearch_pias": 1_665_831, "websearch_tracks": 1_712_000,
     "datamining_vl2": 12_658_199, "datamining_pias": 7_470_236, "datamining_tracks": 12_658_208,
     "fb_hadoop": 120_421, "ali_storage": 40_870, "google_rpc": 2_892,
+    # Homa's W1-W5: step CDFs, their means those of the authors' files.
+    "homa_w1": 187.51, "homa_w2": 440.79, "homa_w3": 2_927.35, "homa_w4": 127_796.6, "homa_w5": 2_564_715,
 }
 
 

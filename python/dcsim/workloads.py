@@ -26,6 +26,11 @@ NAMED: dict[str, tuple[str, int | None, str]] = {
     "fb_hadoop": ("hpcc_FbHdp_distribution.txt", None, "Facebook Hadoop (HPCC); mean 120,421 B"),
     "ali_storage": ("hpcc_AliStorage2019.txt", None, "Alibaba storage 2019 (HPCC); mean 40,870 B"),
     "google_rpc": ("hpcc_GoogleRPC2008.txt", None, "Google RPC 2008 (HPCC); mean 2,892 B"),
+    "homa_w1": ("homa_W1_FacebookKeyValue.txt", None, "Homa's W1, Facebook memcached (key-value); mean 188 B"),
+    "homa_w2": ("homa_W2_GoogleSearchRPC.txt", None, "Homa's W2, Google search RPC; mean 441 B"),
+    "homa_w3": ("homa_W3_GoogleAllRPC.txt", None, "Homa's W3, Google, all applications; mean 2,927 B"),
+    "homa_w4": ("homa_W4_FacebookHadoop.txt", None, "Homa's W4, Facebook Hadoop; mean 127,797 B"),
+    "homa_w5": ("homa_W5_DCTCP_WebSearch.txt", None, "Homa's W5, DCTCP web search (1470 B packets); mean 2,564,715 B"),
 }
 
 
