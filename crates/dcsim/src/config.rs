@@ -128,6 +128,9 @@ pub struct Scenario {
     /// RoCEv2 queue pairs instead of TCP connections for every flow (crate::rdma).
     #[serde(default)]
     pub rdma: Option<RdmaCfg>,
+    /// NDP flows instead of TCP connections for every flow (crate::ndp).
+    #[serde(default)]
+    pub ndp: Option<NdpCfg>,
     #[serde(default)]
     pub workload: Vec<Workload>,
     /// Link failures (and recoveries) at given times.
@@ -633,6 +636,67 @@ fn rdma_cnp_interval() -> DurV {
     DurV(Dur::from_us(50))
 }
 
+/// NDP (Handley et al., SIGCOMM 2017; crate::ndp and docs/models/ndp.md):
+/// every flow is an NDP flow, pushed for its first window and then pulled
+/// by its receiver. Its switches trim with `switch.scheduler.full = "trim"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NdpCfg {
+    /// Payload bytes per data packet (default: what `link.mtu` leaves after
+    /// IPv4's 20 B and NDP's 26 B).
+    #[serde(default)]
+    pub payload: Option<Bytes>,
+    /// Packets a flow sends at line rate before its first pull (§3.2's
+    /// first window; htsim's `-cwnd`).
+    #[serde(default = "ndp_iw")]
+    pub iw: u32,
+    /// The receiver's pulls leave at this fraction of its line rate (one per
+    /// full data frame's time; htsim: 1.0 in the paper's drivers, 0.99 in
+    /// `main_ndp`).
+    #[serde(default = "one_f64")]
+    pub pull_rate: f64,
+    /// Path numbers each flow sprays its packets over, in a random order
+    /// drawn again every pass (default: the equal-cost paths between its
+    /// hosts, as htsim's "perm"). With `switch.routing = "path"` a number
+    /// is a route; under ECMP the switches hash it.
+    #[serde(default)]
+    pub paths: Option<u32>,
+    /// The DSCP (switch class) of data packets; headers and control use 0.
+    #[serde(default = "one_u8")]
+    pub data_dscp: u8,
+    /// A sender that hears nothing for this long with packets unacknowledged
+    /// resends them (a backstop: htsim's NDP has none, §3.3's NACKs are the
+    /// recovery). 0: never.
+    #[serde(default = "ndp_rto")]
+    pub rto: DurV,
+    /// Return-to-sender: a switch port with no room for a trimmed header
+    /// sends it back to its sender instead of dropping it (at most once),
+    /// which the paper's incast simulations had on (htsim's
+    /// EXAMPLES/incast_* READMEs; htsim's default is off).
+    #[serde(default = "yes")]
+    pub bounce: bool,
+}
+
+fn ndp_iw() -> u32 {
+    23
+}
+fn ndp_rto() -> DurV {
+    DurV(Dur::from_ms(1))
+}
+fn one_f64() -> f64 {
+    1.0
+}
+fn one_u8() -> u8 {
+    1
+}
+
+impl NdpCfg {
+    /// Payload bytes per data packet under `mtu`.
+    pub fn payload_for(&self, mtu: u32) -> u64 {
+        self.payload.map_or((mtu as u64).saturating_sub(crate::packet::IPV4_HEADER + crate::packet::NDP_HEADER), |b| b.0)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RdmaCc {
@@ -1068,6 +1132,11 @@ pub enum FullBuffer {
     #[default]
     DropArrival,
     PushOutLowest,
+    /// NDP's switch (§3.1): an NDP data packet that finds the last class
+    /// (data) at `class_buffer` is trimmed to its header, which joins class 0
+    /// (headers and control, capped only by the port's buffer); half the
+    /// time the data queue's tail is trimmed instead and the arrival queued.
+    Trim,
 }
 
 /// Phantom queue (seed 000 §II-A, seed 001; see crate::phantom).
@@ -1154,6 +1223,11 @@ pub enum Routing {
     Ecmp,
     /// Per packet: round robin over the equal-cost ports at each switch.
     Spray,
+    /// Each packet names its path: a switch with n equal-cost ports takes
+    /// the next digit of the packet's path number (`flow_hash`) in base n,
+    /// as a source route would (NDP's per-packet path choice, §3.2; htsim's
+    /// "perm" routes). A TCP flow's number is its hash: one path per flow.
+    Path,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -2476,6 +2550,48 @@ impl Scenario {
         }
     }
 
+    fn validate_ndp(&self, n: &NdpCfg) -> Result<(), ConfigError> {
+        for (i, w) in self.workload.iter().enumerate() {
+            let kind = match w {
+                Workload::Bulk(_) | Workload::Flows(_) | Workload::Poisson(_) => continue,
+                Workload::Incast(_) => "incast",
+                Workload::Search(_) => "search",
+                Workload::Requests(_) => "requests",
+            };
+            return Err(err(format!("workload[{i}].type"), format!("\"{kind}\" runs over TCP; with [ndp] the workloads are \"bulk\", \"flows\" and \"poisson\" (an incast is a bulk many-to-one)")));
+        }
+        let others = [
+            (self.rdma.is_some(), "rdma"),
+            (self.host.pacer.is_some(), "host.pacer"),
+            (self.host.tsq.is_some(), "host.tsq"),
+            (self.host.rtt_variation.is_some(), "host.rtt_variation"),
+            (self.switch.hscc.is_some(), "switch.hscc"),
+            (self.switch.pfc.is_some(), "switch.pfc"),
+            (self.switch.voq.is_some(), "switch.voq"),
+        ];
+        if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
+            return Err(err("ndp", format!("{what} cannot be combined with [ndp] (NDP needs neither: its switches trim, its receivers pace)")));
+        }
+        let room = (self.link.mtu as u64).saturating_sub(crate::packet::IPV4_HEADER + crate::packet::NDP_HEADER);
+        let payload = n.payload_for(self.link.mtu);
+        if payload == 0 || payload > room {
+            return Err(err("ndp.payload", format!("{payload}B does not fit: allowed 1B..={room}B with link.mtu = {} (IPv4 and NDP's header take 46 B)", self.link.mtu)));
+        }
+        if n.iw == 0 {
+            return Err(err("ndp.iw", "0: a flow must push at least 1 packet before its first pull"));
+        }
+        if !(n.pull_rate > 0.0 && n.pull_rate <= 1.0) {
+            return Err(err("ndp.pull_rate", format!("{} is out of range: allowed (0, 1] of the receiver's line rate", n.pull_rate)));
+        }
+        if n.paths == Some(0) {
+            return Err(err("ndp.paths", "0: allowed at least 1 entropy value per flow"));
+        }
+        if n.data_dscp > 63 {
+            return Err(err("ndp.data_dscp", format!("{} is out of range: allowed 0..=63 (6 bits)", n.data_dscp)));
+        }
+        Ok(())
+    }
+
     fn validate_rdma(&self, r: &RdmaCfg) -> Result<(), ConfigError> {
         for (i, w) in self.workload.iter().enumerate() {
             let kind = match w {
@@ -2832,6 +2948,9 @@ impl Scenario {
         if let Some(r) = &self.rdma {
             self.validate_rdma(r)?;
         }
+        if let Some(n) = &self.ndp {
+            self.validate_ndp(n)?;
+        }
         match &self.switch.aqm {
             Aqm::Droptail => {}
             Aqm::Dctcp(DctcpStep { k, at, .. }) => {
@@ -2932,6 +3051,12 @@ impl Scenario {
                 }
                 if let Some(q) = sp.class_buffer {
                     check_capacity("switch.scheduler.class_buffer", q)?;
+                }
+                if sp.full == FullBuffer::Trim && (sp.classes < 2 || sp.class_buffer.is_none()) {
+                    return Err(err(
+                        "switch.scheduler.full",
+                        "\"trim\" keeps headers in class 0 and caps data, the last class, at class_buffer: allowed with classes >= 2 and a class_buffer",
+                    ));
                 }
             }
             Some(Scheduler::Dwrr(d)) => {

@@ -70,6 +70,32 @@ pub enum FrameKind {
     RoceAck,
     RoceNack,
     RoceCnp,
+    /// NDP (crate::ndp): a data packet of flow `conn` (bytes [`seq`, `seq +
+    /// payload`)), which a switch may trim to its header (`ndp_flags::TRIMMED`);
+    /// the receiver's ACK or NACK of the packet at `seq` (`ack`: bytes
+    /// received in order; with `ndp_flags::PULL` also a pull, numbered
+    /// `ts_val`); and a PULL (numbered `ts_val`).
+    NdpData,
+    NdpAck,
+    NdpNack,
+    NdpPull,
+}
+
+/// NDP's header (docs/models/ndp.md): ports (4 B), type and flags (2),
+/// sequence number (4), cumulative ACK (4), pull number (4), path (2),
+/// timestamp (4) and checksum (2). With IPv4 and Ethernet a header-only
+/// frame is 64 B, the frame htsim's NDP sends.
+pub const NDP_HEADER: u64 = 26;
+
+/// NDP's flags (in `Packet::flags`, which NDP frames do not use for TCP's).
+pub mod ndp_flags {
+    /// A switch cut the payload off: the header stands for the packet.
+    pub const TRIMMED: u8 = 0x01;
+    /// An ACK or NACK that is also the receiver's next pull.
+    pub const PULL: u8 = 0x02;
+    /// A trimmed header that found no room and was sent back to its sender
+    /// (return-to-sender; its addresses are swapped).
+    pub const BOUNCED: u8 = 0x04;
 }
 
 /// RoCEv2's headers around an IB packet (IBTA Annex A17): UDP, the base
@@ -84,6 +110,9 @@ pub const ROCE_CNP_PAD: u64 = 16;
 impl FrameKind {
     pub fn is_roce(self) -> bool {
         matches!(self, FrameKind::RoceData | FrameKind::RoceAck | FrameKind::RoceNack | FrameKind::RoceCnp)
+    }
+    pub fn is_ndp(self) -> bool {
+        matches!(self, FrameKind::NdpData | FrameKind::NdpAck | FrameKind::NdpNack | FrameKind::NdpPull)
     }
 }
 
@@ -232,6 +261,8 @@ impl Packet {
             FrameKind::RoceData => roce + self.int_bytes as u64 + self.payload as u64,
             FrameKind::RoceAck | FrameKind::RoceNack => roce + ROCE_AETH + self.int_bytes as u64,
             FrameKind::RoceCnp => roce + ROCE_CNP_PAD,
+            FrameKind::NdpData if !self.has(ndp_flags::TRIMMED) => IPV4_HEADER + NDP_HEADER + self.payload as u64,
+            FrameKind::NdpData | FrameKind::NdpAck | FrameKind::NdpNack | FrameKind::NdpPull => IPV4_HEADER + NDP_HEADER,
             FrameKind::Tcp | FrameKind::Pause => IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64,
         }
     }
@@ -332,5 +363,13 @@ mod tests {
         assert_eq!(Packet { kind: FrameKind::RoceAck, ..Default::default() }.frame_len(), 66);
         assert_eq!(Packet { kind: FrameKind::RoceNack, ..Default::default() }.frame_len(), 66);
         assert_eq!(Packet { kind: FrameKind::RoceCnp, ..Default::default() }.frame_len(), 78);
+        // NDP: 9000 B of payload in a 9064 B frame; trimmed, ACK, NACK and PULL are 64 B.
+        let mut n = Packet { kind: FrameKind::NdpData, payload: 9000, ..Default::default() };
+        assert_eq!(n.frame_len(), 9064);
+        n.flags |= ndp_flags::TRIMMED;
+        assert_eq!(n.frame_len(), 64);
+        for kind in [FrameKind::NdpAck, FrameKind::NdpNack, FrameKind::NdpPull] {
+            assert_eq!(Packet { kind, ..Default::default() }.frame_len(), 64);
+        }
     }
 }

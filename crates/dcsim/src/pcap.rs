@@ -174,6 +174,39 @@ fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
     }
 }
 
+/// An NDP frame (crate::ndp; docs/models/ndp.md): IPv4, protocol 253 (for
+/// experiments, RFC 3692), and NDP's 26-byte header: ports (per flow, to
+/// 7000), type, flags, sequence number (the data's first byte), cumulative
+/// ACK, pull number, path (the packet's entropy value), timestamp 0 and
+/// checksum 0. A trimmed packet is its header alone, its IP length too.
+fn ndp_bytes(p: &Packet, out: &mut Vec<u8>) {
+    out.extend_from_slice(&mac(p.dst_host));
+    out.extend_from_slice(&mac(p.src_host));
+    out.extend_from_slice(&[0x08, 0x00]);
+    let ip_start = out.len();
+    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]);
+    out.extend_from_slice(&(p.ip_len() as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 253, 0, 0]); // DF, TTL 64, experimental protocol
+    out.extend_from_slice(&ipv4(p.src_host));
+    out.extend_from_slice(&ipv4(p.dst_host));
+    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
+    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+    let kind = match p.kind {
+        FrameKind::NdpData => 0,
+        FrameKind::NdpAck => 1,
+        FrameKind::NdpNack => 2,
+        _ => 3,
+    };
+    out.extend_from_slice(&(49152 + (p.conn % 16384) as u16).to_be_bytes());
+    out.extend_from_slice(&7000u16.to_be_bytes());
+    out.extend_from_slice(&[kind, p.flags]);
+    out.extend_from_slice(&(p.seq as u32).to_be_bytes());
+    out.extend_from_slice(&(p.ack as u32).to_be_bytes());
+    out.extend_from_slice(&p.ts_val.to_be_bytes());
+    out.extend_from_slice(&(p.flow_hash as u16).to_be_bytes());
+    out.extend_from_slice(&[0; 6]); // timestamp, checksum
+}
+
 /// The frame's bytes up to `snaplen` (without FCS), into `out`; returns the
 /// frame's original length (without FCS, padding included).
 pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) -> u32 {
@@ -181,6 +214,8 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
     if p.kind != FrameKind::Tcp {
         if p.kind == FrameKind::Pause {
             pause_bytes(p, out);
+        } else if p.kind.is_ndp() {
+            ndp_bytes(p, out);
         } else {
             roce_bytes(p, out);
         }

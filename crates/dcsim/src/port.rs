@@ -8,7 +8,7 @@
 use crate::aqm::{Aqm, QueueView, Verdict};
 use crate::config::PqPlacement;
 use crate::hscc::Hscc;
-use crate::packet::{Ecn, Packet, PacketPool, PktId};
+use crate::packet::{ndp_flags, Ecn, FrameKind, Packet, PacketPool, PktId};
 use crate::pfc::PfcPort;
 use crate::phantom::PhantomQueue;
 use crate::sched::Classes;
@@ -35,6 +35,10 @@ pub struct PortStats {
     pub pq_marks: u64,
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
+    /// NDP data packets trimmed to their headers here, and headers sent
+    /// back to their senders (not counted in `drops`).
+    pub trims: u64,
+    pub bounces: u64,
 }
 
 /// A switch's shared buffer with dynamic thresholds.
@@ -44,6 +48,17 @@ pub struct SharedBuffer {
     pub alpha: f64,
     /// Bytes held by the switch's ports (waiting or being serialised).
     pub used: u64,
+}
+
+/// Cut an NDP data packet to its header, which rides in class 0 (DSCP 0);
+/// returns the bytes cut.
+fn trim(pkt: &mut Packet) -> u64 {
+    let before = pkt.frame_len();
+    pkt.flags |= ndp_flags::TRIMMED;
+    pkt.dscp = 0;
+    let cut = before - pkt.frame_len();
+    pkt.wire_bytes -= cut as u32;
+    cut
 }
 
 /// Result of offering a packet to a port.
@@ -249,6 +264,9 @@ impl Port {
             self.stats.drops += 1;
             return Offer::Dropped { evicted: 0 };
         }
+        if self.classes.as_ref().is_some_and(|c| c.trim.is_some()) {
+            self.trim_if_full(id, pool, shared.as_deref_mut());
+        }
         let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
@@ -295,7 +313,10 @@ impl Port {
                 return Offer::Dropped { evicted };
             }
         }
-        if !lossless && self.classes.as_ref().is_some_and(|c| !c.has_room(class, size)) {
+        // (A trimming port caps NDP data only: headers and control take what
+        // the port's buffer has left; data over its cap was trimmed above.)
+        let capped = |c: &Classes| !c.has_room(class, size) && !(c.trim.is_some() && pool.get(id).kind.is_ndp());
+        if !lossless && self.classes.as_deref().is_some_and(capped) {
             self.stats.drops += 1; // the class's own cap
             return Offer::Dropped { evicted };
         }
@@ -367,6 +388,45 @@ impl Port {
             evicted += 1;
         }
         (evicted, true)
+    }
+
+    /// NDP's switch (Handley et al. §3.1): an NDP data packet that finds
+    /// the data class (the last) full is trimmed to its header, which goes
+    /// on in class 0; or, on the port's coin, the data queue's tail is
+    /// trimmed (its header stays in the buffer, at the end of class 0) and
+    /// the arrival takes its place, breaking up phase effects as htsim's
+    /// CompositeQueue does. A header that does not fit is dropped by
+    /// `offer` as any frame is.
+    #[cold]
+    #[inline(never)]
+    fn trim_if_full(&mut self, id: PktId, pool: &mut PacketPool, shared: Option<&mut SharedBuffer>) {
+        let pkt = pool.get(id);
+        if pkt.kind != FrameKind::NdpData || pkt.has(ndp_flags::TRIMMED) {
+            return;
+        }
+        let size = pkt.wire_bytes as u64;
+        let full = |p: &Port| {
+            let c = p.classes.as_ref().expect("a trimming port");
+            !p.fits(size, 0.0) || !c.has_room(c.last(), size)
+        };
+        if !full(self) {
+            return;
+        }
+        let c = self.classes.as_mut().expect("a trimming port");
+        let data = c.last();
+        let tail = c.trim.as_mut().expect("trimming").next_u64() & 1 == 1;
+        if let Some(victim) = tail.then(|| c.pop_tail(data, pool)).flatten() {
+            let freed = trim(pool.get_mut(victim));
+            c.push(0, victim, pool.get(victim).wire_bytes as u64);
+            self.queue_bytes -= freed;
+            self.release(freed, shared);
+            self.stats.trims += 1;
+            if !full(self) {
+                return;
+            }
+        }
+        trim(pool.get_mut(id));
+        self.stats.trims += 1;
     }
 
     /// Tell HSCC's relay the queue length (in the buffer's unit).

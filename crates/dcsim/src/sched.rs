@@ -14,6 +14,7 @@
 use crate::aqm::{Aqm, QueueView};
 use crate::config::{ClassMarking, DwrrCfg, FullBuffer, Scheduler};
 use crate::packet::{PacketPool, PktId};
+use dcsim_engine::Rng;
 use crate::units::QSize;
 use std::collections::VecDeque;
 
@@ -24,6 +25,9 @@ pub struct Classes {
     /// judges the port's total queue.
     pub aqms: Box<[Aqm]>,
     pub push_out: bool,
+    /// NDP's trimming (`full = "trim"`): the port's own coin for which
+    /// packet to trim, the arrival or the data queue's tail.
+    pub trim: Option<Rng>,
     /// A cap on each class's share of the port's buffer.
     pub class_buffer: Option<QSize>,
     order: Order,
@@ -76,6 +80,7 @@ impl Classes {
                 ClassMarking::Port => Box::new([]),
             },
             push_out,
+            trim: None,
             class_buffer,
             order,
         }
@@ -155,9 +160,20 @@ impl Classes {
     pub fn evict_after(&mut self, class: usize, pool: &PacketPool) -> Option<PktId> {
         debug_assert!(matches!(self.order, Order::Strict));
         let victim = (class + 1..self.queues.len()).rev().find(|&c| !self.queues[c].is_empty())?;
-        let id = self.queues[victim].pop_back()?;
-        self.bytes[victim] -= pool.get(id).wire_bytes as u64;
+        self.pop_tail(victim, pool)
+    }
+
+    /// Take the last packet of `class` (strict priority: push-out, trimming).
+    pub fn pop_tail(&mut self, class: usize, pool: &PacketPool) -> Option<PktId> {
+        debug_assert!(matches!(self.order, Order::Strict));
+        let id = self.queues[class].pop_back()?;
+        self.bytes[class] -= pool.get(id).wire_bytes as u64;
         Some(id)
+    }
+
+    /// The last class: with trimming, the data packets'.
+    pub fn last(&self) -> usize {
+        self.queues.len() - 1
     }
 
     pub fn is_empty(&self, class: usize) -> bool {

@@ -2,7 +2,7 @@
 //! (one egress [`Port`] per direction) and shortest-path forwarding tables.
 
 use crate::aqm::Aqm;
-use crate::config::{Dumbbell, FatTree, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Star, Topology};
+use crate::config::{Dumbbell, FatTree, FullBuffer, LeafSpine, NicBuffer, Routing, RttVariation, Scenario, Scheduler, Star, Topology};
 use crate::hscc::Hscc;
 use crate::phantom::PhantomQueue;
 use crate::sched::Classes;
@@ -28,6 +28,8 @@ pub mod streams {
     pub const REQUESTS: u32 = 8;
     pub const PACER: u32 = 9;
     pub const CLASS_AQM: u32 = 10;
+    pub const NDP_TRIM: u32 = 11;
+    pub const NDP_PATHS: u32 = 12;
 }
 
 /// Up to this many (switch, host) forwarding entries are kept as a plain
@@ -125,7 +127,11 @@ impl<'a> Builder<'a> {
             let mtu_time = rate.tx_time(s.max_frame_bytes());
             let stream = |c: usize| Rng::stream(s.run.seed, StreamId { kind: streams::CLASS_AQM, index: ((id as u64) << 8) | c as u64 });
             let aqm = s.switch.aqm.for_rate(rate);
-            port.classes = Some(Box::new(Classes::new(sched, |c| Aqm::new(&aqm, mtu_time, stream(c)))));
+            let mut classes = Classes::new(sched, |c| Aqm::new(&aqm, mtu_time, stream(c)));
+            if matches!(sched, Scheduler::StrictPriority(sp) if sp.full == FullBuffer::Trim) {
+                classes.trim = Some(Rng::stream(s.run.seed, StreamId { kind: streams::NDP_TRIM, index: id as u64 }));
+            }
+            port.classes = Some(Box::new(classes));
         }
         if s.switch.shared_buffer.is_some() && self.net.kinds[node as usize] == NodeKind::Switch {
             port.shared = Some(node - self.net.num_hosts);
@@ -410,9 +416,18 @@ impl Network {
     /// The egress port for one packet: `next_port` under ECMP, round robin
     /// over the equal-cost ports under per-packet spraying.
     #[inline(always)]
-    pub fn route(&mut self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
+    pub fn route(&mut self, switch: u32, dst: u32, flow_hash: &mut u32) -> Option<u32> {
         match self.routing {
-            Routing::Ecmp => self.next_port(switch, dst, flow_hash),
+            Routing::Ecmp => self.next_port(switch, dst, *flow_hash),
+            Routing::Path => {
+                let (start, count) = self.fib_entry(switch, dst);
+                if count <= 1 {
+                    return (count == 1).then(|| self.fib_ports[start as usize]);
+                }
+                let pick = *flow_hash % count;
+                *flow_hash /= count; // the rest of the route
+                Some(self.fib_ports[(start + pick) as usize])
+            }
             Routing::Spray => {
                 let (start, count) = self.fib_entry(switch, dst);
                 if count <= 1 {
@@ -433,6 +448,26 @@ impl Network {
 
     /// Switches a flow's packets cross from `src` to `dst` (0 if no route):
     /// what a receiver reads from the IP TTL (Swift's hop count).
+    /// Equal-cost paths from `src` to `dst`: the product of the choices
+    /// at each switch on the way (following the first; the topologies are
+    /// symmetric). NDP's senders walk this many path numbers.
+    pub fn paths_between(&self, src: u32, dst: u32) -> u32 {
+        let mut node = self.ports[self.nic(src) as usize].peer;
+        let mut paths: u32 = 1;
+        for _ in 0..self.kinds.len() {
+            if node == dst {
+                return paths;
+            }
+            let (start, count) = self.fib_entry(node, dst);
+            if count == 0 {
+                break;
+            }
+            paths = paths.saturating_mul(count);
+            node = self.ports[self.fib_ports[start as usize] as usize].peer;
+        }
+        1 // no route (failed links), or a loop
+    }
+
     pub fn switches_between(&self, src: u32, dst: u32, flow_hash: u32) -> u32 {
         let mut node = self.ports[self.nic(src) as usize].peer;
         let mut hops = 0;

@@ -16,6 +16,7 @@ from .clues import RUNNERS as _CLUES
 from .ecnsharp import RUNNERS as _ECNSHARP
 from .hscc import RUNNERS as _HSCC
 from .hull import RUNNERS as _HULL
+from .ndp import RUNNERS as _NDP
 from .rdma import RUNNERS as _RDMA
 from .swift import RUNNERS as _SWIFT
 
@@ -28,4 +29,5 @@ RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]
     **_ECNSHARP,
     **_RDMA,
     **_SWIFT,
+    **_NDP,
 }

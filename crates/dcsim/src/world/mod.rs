@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 mod incast;
+mod ndp;
 mod parallel;
 mod pfc;
 mod poisson;
@@ -30,6 +31,7 @@ mod search;
 mod tables;
 
 use incast::IncastApp;
+use ndp::NdpRun;
 use parallel::Part;
 pub use parallel::{run_threads, unsupported};
 use pfc::PfcRun;
@@ -80,6 +82,10 @@ enum Ev {
     RdmaWake(u32),
     /// RDMA: a QP's timer (rdma::RTO, ALPHA, INCREASE, DECREASE) of a generation.
     RdmaTimer { qp: u32, kind: u8, gen: u32 },
+    /// NDP: a receiving host's pull pacer may send its next PULL.
+    NdpPacer(u32),
+    /// NDP: a sender's backstop timer.
+    NdpTimer(u32),
     Sample,
     Stop,
 }
@@ -248,6 +254,8 @@ pub struct World<'a> {
     pfc: Option<PfcRun>,
     /// RDMA's queue pairs and NICs, when flows run over RDMA.
     rdma: Option<RdmaRun>,
+    /// NDP's senders, receivers and pull pacers, when flows run over NDP.
+    ndp: Option<NdpRun>,
     /// HPCC: switch ports stamp INT records on data packets.
     int_on: bool,
     /// A frame's start concerns more than its port (`started_tx_extras`).
@@ -338,6 +346,7 @@ impl<'a> World<'a> {
             capture_flow,
             pfc: None,
             rdma: None,
+            ndp: None,
             int_on: false,
             start_extras: false,
             part: None,
@@ -363,6 +372,9 @@ impl<'a> World<'a> {
         if s.rdma.is_some() {
             w.rdma = Some(RdmaRun::new(s, &w.net, w.preamble));
         }
+        if s.ndp.is_some() {
+            w.ndp = Some(NdpRun::new(s, &w.net, w.preamble));
+        }
         let int = w.rdma.as_ref().is_some_and(|r| r.int_hops > 0);
         w.int_on = int;
         w.start_extras = int || !w.captures.is_empty() || !w.voqs.is_empty();
@@ -380,7 +392,7 @@ impl<'a> World<'a> {
                 && p.pq.is_none()
                 && p.pfc.is_none()
                 && !(host_port && w.tsq_limit > 0)
-                && !(host_port && w.rdma.is_some())
+                && !(host_port && (w.rdma.is_some() || w.ndp.is_some()))
                 && (host_port || s.switch.voq.is_none());
             // Queued frames start lazily where one FIFO serves them and
             // nothing judges a frame as it leaves (no sojourn-time AQM):
@@ -594,8 +606,12 @@ impl<'a> World<'a> {
                 self.packets_dropped += done.dropped as u64;
                 if done.started_next {
                     self.start_tx(now, port);
-                } else if self.rdma.is_some() && node < self.net.num_hosts {
-                    self.rdma_kick(now, node);
+                } else if node < self.net.num_hosts {
+                    if self.rdma.is_some() {
+                        self.rdma_kick(now, node);
+                    } else if self.ndp.is_some() {
+                        self.ndp_kick(now, node);
+                    }
                 }
             }
             Ev::LinkArrive(port, id) => {
@@ -695,6 +711,8 @@ impl<'a> World<'a> {
             Ev::PfcWatch => self.pfc_watch(now),
             Ev::RdmaWake(host) => self.rdma_wake(now, host),
             Ev::RdmaTimer { qp, kind, gen } => self.rdma_timer(now, qp, kind, gen),
+            Ev::NdpPacer(host) => self.ndp_pacer(now, host),
+            Ev::NdpTimer(idx) => self.ndp_timer(now, idx),
             Ev::Sample => {
                 let t = now.as_secs_f64();
                 if !self.voqs.is_empty() {
@@ -729,8 +747,8 @@ impl<'a> World<'a> {
             self.packets_dropped += 1;
             return;
         }
-        let pkt = self.pool.get(id);
-        let Some(port) = self.net.route(sw, pkt.dst_host, pkt.flow_hash) else {
+        let pkt = self.pool.get_mut(id);
+        let Some(port) = self.net.route(sw, pkt.dst_host, &mut pkt.flow_hash) else {
             // No route (failed links): the switch drops the frame.
             self.pool.free(id);
             self.packets_dropped += 1;
@@ -856,6 +874,10 @@ impl<'a> World<'a> {
         };
         match offer {
             Offer::Dropped { evicted } => {
+                if self.ndp.is_some() && self.ndp_bounce(now, port, id) {
+                    self.packets_dropped += evicted as u64;
+                    return;
+                }
                 if self.tsq_limit > 0 && self.net.ports[port as usize].node < self.net.num_hosts {
                     self.tsq_leave(now, id, false);
                 }
@@ -976,6 +998,9 @@ impl<'a> World<'a> {
     fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
         if self.rdma.is_some() && self.pool.get(id).kind.is_roce() {
             return self.rdma_deliver(now, host, id);
+        }
+        if self.ndp.is_some() {
+            return self.ndp_deliver(now, host, id);
         }
         self.packets_delivered += 1;
         let pkt = self.pool.get(id);
@@ -1141,6 +1166,9 @@ impl<'a> World<'a> {
     fn start_flow_on(&mut self, now: SimTime, f: u32, persistent: bool) {
         if self.rdma.is_some() {
             return self.rdma_start(now, f);
+        }
+        if self.ndp.is_some() {
+            return self.ndp_start(now, f);
         }
         let (src, dst, size, dscp) = {
             let fr = &self.flows[f as usize];

@@ -88,6 +88,7 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
     let features = [
         (s.switch.pfc.is_some(), "switch.pfc"),
         (s.rdma.is_some(), "rdma"),
+        (s.ndp.is_some(), "ndp"),
         (s.switch.voq.is_some(), "switch.voq"),
         (!s.output.pcap.is_empty(), "output.pcap"),
     ];

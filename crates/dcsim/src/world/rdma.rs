@@ -299,7 +299,7 @@ impl World<'_> {
                 self.rdma_kick(now, host);
             }
             FrameKind::RoceCnp => self.rdma_cnp(now, qp),
-            FrameKind::Tcp | FrameKind::Pause => unreachable!("a RoCE packet"),
+            _ => unreachable!("a RoCE packet"),
         }
     }
 
@@ -487,27 +487,14 @@ impl World<'_> {
         }
     }
 
-    /// The one-way time a flow of `bytes` from `src` to `dst` takes alone:
-    /// each hop's propagation and its first packet's store-and-forward, then
-    /// the rest of the frames at the slowest link.
+    /// The one-way time a flow of `bytes` from `src` to `dst` takes alone
+    /// (World::one_way_ideal), and with `completion = "sender"` its last ACK's way back.
     pub(super) fn rdma_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64) -> Option<Dur> {
-        let path = self.net.path(src, dst, hash)?;
         let payload = self.rdma().cfg.payload.0;
         let sender = self.rdma().cfg.completion == RdmaCompletion::Sender;
         let int_bytes = if sender { 0 } else { self.rdma().int_bytes };
-        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, int_bytes, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };
-        let first = frame(payload.min(bytes));
-        let full = bytes / payload;
-        let rest = bytes % payload;
-        let total = full * frame(payload) + if rest > 0 { frame(rest) } else { 0 };
-        let mut t = Dur::ZERO;
-        let mut slowest = u64::MAX;
-        for &p in &path {
-            let port = &self.net.ports[p as usize];
-            t += port.delay + port.rate.tx_time(first);
-            slowest = slowest.min(port.rate.bps);
-        }
-        let mut ideal = t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first);
+        let frame = |len: u64| Packet { kind: FrameKind::RoceData, payload: len as u32, int_bytes, ..Default::default() }.frame_len();
+        let mut ideal = self.one_way_ideal(src, dst, hash, bytes, payload, frame)?;
         if sender {
             // The last ACK's way back.
             let ack = Packet { kind: FrameKind::RoceAck, ..Default::default() }.frame_len() + if self.preamble { crate::packet::PREAMBLE } else { 0 };

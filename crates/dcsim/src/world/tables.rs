@@ -3,6 +3,26 @@
 use super::*;
 
 impl World<'_> {
+    /// The one-way time `bytes` sent in frames of `frame(len)` bytes
+    /// (`payload` per frame) take from `src` to `dst` alone: each hop's
+    /// propagation and the first frame's store-and-forward, then the rest
+    /// of the frames at the slowest link.
+    pub(super) fn one_way_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64, payload: u64, frame: impl Fn(u64) -> u64) -> Option<Dur> {
+        let path = self.net.path(src, dst, hash)?;
+        let wire = |len: u64| frame(len) + if self.preamble { crate::packet::PREAMBLE } else { 0 };
+        let first = wire(payload.min(bytes));
+        let (full, rest) = (bytes / payload, bytes % payload);
+        let total = full * wire(payload) + if rest > 0 { wire(rest) } else { 0 };
+        let mut t = Dur::ZERO;
+        let mut slowest = u64::MAX;
+        for &p in &path {
+            let port = &self.net.ports[p as usize];
+            t += port.delay + port.rate.tx_time(first);
+            slowest = slowest.min(port.rate.bps);
+        }
+        Some(t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first))
+    }
+
     pub(super) fn flows_table(&self) -> Table {
         let ideal = crate::ideal::IdealModel::new(self.scenario, &self.net, &self.tcp);
         let n = self.flows.len();
@@ -15,8 +35,8 @@ impl World<'_> {
         let mut undone = Vec::with_capacity(n);
         let mut probes = Vec::with_capacity(n);
         let (mut min_rtt, mut srtt) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        // RDMA flows keep their counters in their records (rdma_snapshot).
-        let rdma = self.rdma.is_some();
+        // RDMA and NDP flows keep their counters in their records (rdma_snapshot, ndp_snapshot).
+        let rdma = self.rdma.is_some() || self.ndp.is_some();
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -51,6 +71,9 @@ impl World<'_> {
             min_rtt.push(rtt.map_or(f64::NAN, |r| r.0.as_secs_f64()));
             srtt.push(rtt.map_or(f64::NAN, |r| r.1.as_secs_f64()));
             let ideal_t = f.size.and_then(|b| {
+                if self.ndp.is_some() {
+                    return self.ndp_ideal(f.src, f.dst, b);
+                }
                 if rdma {
                     let hash = if f.conn == u32::MAX { 0 } else { self.rdma_flow_hash(f.conn) };
                     return self.rdma_ideal(f.src, f.dst, hash, b);
@@ -164,7 +187,7 @@ impl World<'_> {
             NodeKind::Host => "host".to_string(),
             NodeKind::Switch => "switch".to_string(),
         };
-        Table::new("ports")
+        let mut t = Table::new("ports")
             .col("port", Col::U32((0..ports.len() as u32).collect()))
             .col("node", Col::U32(ports.iter().map(|p| p.node).collect()))
             .col("node_kind", Col::Str(ports.iter().map(|p| kind(p.node)).collect()))
@@ -185,7 +208,13 @@ impl World<'_> {
             .col("hscc_rewrites", Col::U64(ports.iter().map(|p| p.hscc.as_ref().map_or(0, |h| h.stats.rewrites)).collect()))
             .col("max_queue_bytes", Col::U64(ports.iter().map(|p| p.stats.max_queue_bytes).collect()))
             .col("max_queue_packets", Col::U64(ports.iter().map(|p| p.stats.max_queue_packets).collect()))
-            .col("ingress_drops", Col::U64((0..ports.len()).map(|p| self.voq_ingress_drops(p)).collect()))
+            .col("ingress_drops", Col::U64((0..ports.len()).map(|p| self.voq_ingress_drops(p)).collect()));
+        // NDP's switches: trimmed packets (only where a port trims, so other outputs keep their columns).
+        if ports.iter().any(|p| p.classes.as_ref().is_some_and(|c| c.trim.is_some())) {
+            t = t.col("trims", Col::U64(ports.iter().map(|p| p.stats.trims).collect()));
+            t = t.col("bounces", Col::U64(ports.iter().map(|p| p.stats.bounces).collect()));
+        }
+        t
     }
 
     /// Frames a VOQ switch port dropped on arrival (0 without VOQs).
@@ -260,6 +289,7 @@ impl World<'_> {
     pub fn finish(&mut self, wall_seconds: f64) -> RunOutput {
         let now = self.q.now();
         self.rdma_close();
+        self.ndp_close();
         for p in &mut self.net.ports {
             p.settle(now);
         }
