@@ -230,32 +230,44 @@ impl Packet {
     }
 
     /// Length of the TCP options, padded as Linux lays them out.
+    #[inline]
     pub fn tcp_options_len(&self) -> u64 {
-        let mut n = 0;
         if self.has(flags::SYN) {
-            n += OPT_MSS;
-            if self.has_ts {
-                n += OPT_TIMESTAMPS; // SACKOK rides in the TS word's NOPs
-            } else if self.syn_sack_perm {
-                n += OPT_SACK_PERM;
-            }
-            if self.syn_wscale.get().is_some() {
-                n += OPT_WSCALE;
-            }
-        } else {
-            if self.has_ts {
-                n += OPT_TIMESTAMPS;
-            }
-            if self.nsack > 0 {
-                n += 4 + 8 * self.nsack as u64; // NOP NOP kind len + blocks
-            }
+            return self.syn_options_len();
         }
-        debug_assert!(n <= 40);
+        // Every segment takes this path: kept free of branches.
+        let ts = OPT_TIMESTAMPS * self.has_ts as u64;
+        let sack = (4 + 8 * self.nsack as u64) * (self.nsack > 0) as u64; // NOP NOP kind len + blocks
+        debug_assert!(ts + sack <= 40);
+        ts + sack
+    }
+
+    #[cold]
+    fn syn_options_len(&self) -> u64 {
+        let mut n = OPT_MSS;
+        if self.has_ts {
+            n += OPT_TIMESTAMPS; // SACKOK rides in the TS word's NOPs
+        } else if self.syn_sack_perm {
+            n += OPT_SACK_PERM;
+        }
+        if self.syn_wscale.get().is_some() {
+            n += OPT_WSCALE;
+        }
         n
     }
 
     /// IP datagram length (IPv4 total length field).
+    #[inline]
     pub fn ip_len(&self) -> u64 {
+        match self.kind {
+            FrameKind::Tcp | FrameKind::Pause => IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64,
+            _ => self.other_ip_len(),
+        }
+    }
+
+    /// RoCE's and NDP's IP lengths (out of TCP's way).
+    #[inline(never)]
+    fn other_ip_len(&self) -> u64 {
         let roce = IPV4_HEADER + UDP_HEADER + ROCE_BTH + ROCE_ICRC;
         match self.kind {
             FrameKind::RoceData => roce + self.int_bytes as u64 + self.payload as u64,
@@ -263,11 +275,12 @@ impl Packet {
             FrameKind::RoceCnp => roce + ROCE_CNP_PAD,
             FrameKind::NdpData if !self.has(ndp_flags::TRIMMED) => IPV4_HEADER + NDP_HEADER + self.payload as u64,
             FrameKind::NdpData | FrameKind::NdpAck | FrameKind::NdpNack | FrameKind::NdpPull => IPV4_HEADER + NDP_HEADER,
-            FrameKind::Tcp | FrameKind::Pause => IPV4_HEADER + TCP_HEADER + self.tcp_options_len() + self.payload as u64,
+            FrameKind::Tcp | FrameKind::Pause => unreachable!("ip_len has TCP's"),
         }
     }
 
     /// Ethernet frame length including header and FCS, padded to 64 bytes.
+    #[inline]
     pub fn frame_len(&self) -> u64 {
         match self.kind {
             FrameKind::Pause => crate::pfc::PAUSE_FRAME_BYTES,

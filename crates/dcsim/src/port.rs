@@ -35,10 +35,6 @@ pub struct PortStats {
     pub pq_marks: u64,
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
-    /// NDP data packets trimmed to their headers here, and headers sent
-    /// back to their senders (not counted in `drops`).
-    pub trims: u64,
-    pub bounces: u64,
 }
 
 /// A switch's shared buffer with dynamic thresholds.
@@ -418,15 +414,15 @@ impl Port {
         if let Some(victim) = tail.then(|| c.pop_tail(data, pool)).flatten() {
             let freed = trim(pool.get_mut(victim));
             c.push(0, victim, pool.get(victim).wire_bytes as u64);
+            c.trims += 1;
             self.queue_bytes -= freed;
             self.release(freed, shared);
-            self.stats.trims += 1;
             if !full(self) {
                 return;
             }
         }
         trim(pool.get_mut(id));
-        self.stats.trims += 1;
+        self.classes.as_mut().expect("a trimming port").trims += 1;
     }
 
     /// Tell HSCC's relay the queue length (in the buffer's unit).

@@ -28,6 +28,10 @@ pub struct Classes {
     /// NDP's trimming (`full = "trim"`): the port's own coin for which
     /// packet to trim, the arrival or the data queue's tail.
     pub trim: Option<Rng>,
+    /// NDP data packets trimmed to their headers here, and headers sent
+    /// back to their senders (not counted in the port's drops).
+    pub trims: u64,
+    pub bounces: u64,
     /// A cap on each class's share of the port's buffer.
     pub class_buffer: Option<QSize>,
     order: Order,
@@ -81,6 +85,8 @@ impl Classes {
             },
             push_out,
             trim: None,
+            trims: 0,
+            bounces: 0,
             class_buffer,
             order,
         }

@@ -414,8 +414,9 @@ impl Network {
     }
 
     /// The egress port for one packet: `next_port` under ECMP, round robin
-    /// over the equal-cost ports under per-packet spraying.
-    #[inline(always)]
+    /// over the equal-cost ports under per-packet spraying, the packet's
+    /// next route digit under source routes.
+    /// (`flow_hash` is the packet's: a source route consumes its digit.)
     pub fn route(&mut self, switch: u32, dst: u32, flow_hash: &mut u32) -> Option<u32> {
         match self.routing {
             Routing::Ecmp => self.next_port(switch, dst, *flow_hash),

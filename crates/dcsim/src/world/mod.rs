@@ -256,6 +256,9 @@ pub struct World<'a> {
     rdma: Option<RdmaRun>,
     /// NDP's senders, receivers and pull pacers, when flows run over NDP.
     ndp: Option<NdpRun>,
+    /// The hosts' NICs take data from RDMA QPs or NDP senders when their
+    /// port is free (`nic_free`).
+    nic_pulls: bool,
     /// HPCC: switch ports stamp INT records on data packets.
     int_on: bool,
     /// A frame's start concerns more than its port (`started_tx_extras`).
@@ -347,6 +350,7 @@ impl<'a> World<'a> {
             pfc: None,
             rdma: None,
             ndp: None,
+            nic_pulls: s.rdma.is_some() || s.ndp.is_some(),
             int_on: false,
             start_extras: false,
             part: None,
@@ -392,7 +396,7 @@ impl<'a> World<'a> {
                 && p.pq.is_none()
                 && p.pfc.is_none()
                 && !(host_port && w.tsq_limit > 0)
-                && !(host_port && (w.rdma.is_some() || w.ndp.is_some()))
+                && !(host_port && w.nic_pulls)
                 && (host_port || s.switch.voq.is_none());
             // Queued frames start lazily where one FIFO serves them and
             // nothing judges a frame as it leaves (no sojourn-time AQM):
@@ -606,12 +610,8 @@ impl<'a> World<'a> {
                 self.packets_dropped += done.dropped as u64;
                 if done.started_next {
                     self.start_tx(now, port);
-                } else if node < self.net.num_hosts {
-                    if self.rdma.is_some() {
-                        self.rdma_kick(now, node);
-                    } else if self.ndp.is_some() {
-                        self.ndp_kick(now, node);
-                    }
+                } else if self.nic_pulls && node < self.net.num_hosts {
+                    self.nic_free(now, node);
                 }
             }
             Ev::LinkArrive(port, id) => {
@@ -633,7 +633,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 if !self.captures.is_empty() {
-                    self.capture(now, self.net.reverse[port as usize], id);
+                    self.capture_arrival(now, port, id);
                 }
                 if self.pfc.is_some() && self.pool.get(id).kind == FrameKind::Pause {
                     return self.pfc_receive(now, port, id);
@@ -747,8 +747,12 @@ impl<'a> World<'a> {
             self.packets_dropped += 1;
             return;
         }
-        let pkt = self.pool.get_mut(id);
-        let Some(port) = self.net.route(sw, pkt.dst_host, &mut pkt.flow_hash) else {
+        let pkt = self.pool.get(id);
+        let next = match self.net.routing {
+            crate::config::Routing::Ecmp => self.net.next_port(sw, pkt.dst_host, pkt.flow_hash),
+            _ => self.route_per_packet(sw, id),
+        };
+        let Some(port) = next else {
             // No route (failed links): the switch drops the frame.
             self.pool.free(id);
             self.packets_dropped += 1;
@@ -771,6 +775,13 @@ impl<'a> World<'a> {
             }
             line.push_back((at, id, port));
         }
+    }
+
+    /// Per-packet routing (spraying, source routes), out of ECMP's way.
+    #[inline(never)]
+    fn route_per_packet(&mut self, sw: u32, id: PktId) -> Option<u32> {
+        let pkt = self.pool.get_mut(id);
+        self.net.route(sw, pkt.dst_host, &mut pkt.flow_hash)
     }
 
     /// Ingress buffer occupancy of the sampled ports of VOQ switches.
@@ -977,6 +988,15 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Record a frame arriving over the link of `port` at its other end.
+    /// (Apart, so that the compiler does not look up the other end for
+    /// every arrival, captured or not.)
+    #[cold]
+    #[inline(never)]
+    fn capture_arrival(&mut self, now: SimTime, port: u32, id: PktId) {
+        self.capture(now, self.net.reverse[port as usize], id);
+    }
+
     /// Record a frame crossing the link end of `port` (either direction).
     fn capture(&mut self, now: SimTime, port: u32, id: PktId) {
         let c = self.capture_at[port as usize];
@@ -996,11 +1016,8 @@ impl<'a> World<'a> {
 
     #[inline(always)]
     fn deliver(&mut self, now: SimTime, host: u32, id: PktId) {
-        if self.rdma.is_some() && self.pool.get(id).kind.is_roce() {
-            return self.rdma_deliver(now, host, id);
-        }
-        if self.ndp.is_some() {
-            return self.ndp_deliver(now, host, id);
+        if self.nic_pulls {
+            return self.deliver_other(now, host, id);
         }
         self.packets_delivered += 1;
         let pkt = self.pool.get(id);
@@ -1014,12 +1031,33 @@ impl<'a> World<'a> {
         self.after_tcp(now, ep);
     }
 
+    /// A RoCE or NDP frame reached `host` (with [rdma] or [ndp] every
+    /// flow's frames are). Out of line: TCP runs pay nothing for it.
+    #[inline(never)]
+    fn deliver_other(&mut self, now: SimTime, host: u32, id: PktId) {
+        if self.pool.get(id).kind.is_roce() {
+            self.rdma_deliver(now, host, id)
+        } else {
+            self.ndp_deliver(now, host, id)
+        }
+    }
+
     /// tcp.ack_before_app: the input path's own output, the ACK it owes,
     /// leaves before the application reads.
     #[cold]
     #[inline(never)]
     fn ack_before_app(&mut self, now: SimTime, ep: u32) {
         self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
+    }
+
+    /// `host`'s NIC port is free: RDMA or NDP may send.
+    #[inline(never)]
+    fn nic_free(&mut self, now: SimTime, host: u32) {
+        if self.rdma.is_some() {
+            self.rdma_kick(now, host);
+        } else {
+            self.ndp_kick(now, host);
+        }
     }
 
     /// After an endpoint handled an input: let the application react, send

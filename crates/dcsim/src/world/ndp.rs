@@ -209,24 +209,25 @@ impl World<'_> {
         self.ndp_inject(now, host, reply);
     }
 
-    /// Return-to-sender: a trimmed header that switch port `port` could not
-    /// take goes back to its sender from this switch, once (htsim's
+    /// Return-to-sender: a trimmed header that trimming switch port `port`
+    /// could not take goes back to its sender from this switch, once (htsim's
     /// `CompositeQueue` bounce). Returns whether it did; else it is dropped.
     #[cold]
     #[inline(never)]
     pub(super) fn ndp_bounce(&mut self, now: SimTime, port: u32, id: PktId) -> bool {
-        let sw = self.net.ports[port as usize].node;
+        let p = &self.net.ports[port as usize];
+        let (sw, trims) = (p.node, p.classes.as_ref().is_some_and(|c| c.trim.is_some()));
         let pkt = self.pool.get_mut(id);
         let header = pkt.kind == FrameKind::NdpData && pkt.has(ndp_flags::TRIMMED) && !pkt.has(ndp_flags::BOUNCED);
-        if !self.ndp.as_ref().expect("NDP").cfg.bounce || !header || sw < self.net.num_hosts {
+        if !self.ndp.as_ref().expect("NDP").cfg.bounce || !header || !trims {
             return false;
         }
         let Some(back) = self.net.route(sw, pkt.src_host, &mut pkt.flow_hash) else { return false };
         std::mem::swap(&mut pkt.src_host, &mut pkt.dst_host);
         pkt.flags |= ndp_flags::BOUNCED;
-        let stats = &mut self.net.ports[port as usize].stats;
-        stats.drops -= 1;
-        stats.bounces += 1;
+        let p = &mut self.net.ports[port as usize];
+        p.stats.drops -= 1;
+        p.classes.as_mut().expect("a trimming port").bounces += 1;
         self.enqueue(now, back, id);
         true
     }

@@ -211,8 +211,8 @@ impl World<'_> {
             .col("ingress_drops", Col::U64((0..ports.len()).map(|p| self.voq_ingress_drops(p)).collect()));
         // NDP's switches: trimmed packets (only where a port trims, so other outputs keep their columns).
         if ports.iter().any(|p| p.classes.as_ref().is_some_and(|c| c.trim.is_some())) {
-            t = t.col("trims", Col::U64(ports.iter().map(|p| p.stats.trims).collect()));
-            t = t.col("bounces", Col::U64(ports.iter().map(|p| p.stats.bounces).collect()));
+            let count = |f: fn(&crate::sched::Classes) -> u64| Col::U64(ports.iter().map(|p| p.classes.as_deref().map_or(0, f)).collect());
+            t = t.col("trims", count(|c| c.trims)).col("bounces", count(|c| c.bounces));
         }
         t
     }
