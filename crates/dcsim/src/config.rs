@@ -2584,7 +2584,7 @@ impl Scenario {
             return Err(err("ndp.pull_rate", format!("{} is out of range: allowed (0, 1] of the receiver's line rate", n.pull_rate)));
         }
         if n.paths == Some(0) {
-            return Err(err("ndp.paths", "0: allowed at least 1 entropy value per flow"));
+            return Err(err("ndp.paths", "0: allowed at least 1 path per flow"));
         }
         if n.data_dscp > 63 {
             return Err(err("ndp.data_dscp", format!("{} is out of range: allowed 0..=63 (6 bits)", n.data_dscp)));

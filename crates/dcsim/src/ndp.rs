@@ -4,7 +4,9 @@
 //! that trim instead of dropping (crate::port's `full = "trim"`).
 //!
 //! * The sender pushes its first window (`iw` packets) at line rate with no
-//!   handshake, spraying packets over `paths` entropy values (§3.2).
+//!   handshake, spraying its packets over every path: a walk through the
+//!   path numbers in a random order per pass (§3.2; crate::topology's
+//!   `Routing::Path` routes them).
 //! * The receiver answers every data packet at once with an ACK, and every
 //!   trimmed header with a NACK; each earns the sender one pull (§3.3).
 //! * One pull pacer per receiving host sends PULLs at most one per data
@@ -138,7 +140,7 @@ impl Sender {
         self.has_data() && (self.push > 0 || self.used_pulls < self.max_pull)
     }
 
-    /// Take the next packet to send: (packet number, entropy value, resent).
+    /// Take the next packet to send: (packet number, path number, resent).
     /// A NACKed packet goes before new data (htsim's `send_packet`).
     pub fn next(&mut self) -> Option<(u64, u32, bool)> {
         if !self.can_send() {
@@ -380,7 +382,7 @@ mod tests {
         s.on_pull(2);
         let (pkt, path, resent) = s.next().unwrap();
         assert_eq!((pkt, resent), (2, true));
-        assert_ne!(path, sent[2].1, "the walk has moved on (8 distinct values)");
+        assert_ne!(path, sent[2].1, "the walk has moved on (8 distinct paths)");
         assert_eq!(s.next().map(|p| (p.0, p.2)), Some((4, false)));
         assert_eq!((s.stats.retransmits, s.stats.nacks), (1, 2));
     }

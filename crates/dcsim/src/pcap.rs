@@ -177,7 +177,7 @@ fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
 /// An NDP frame (crate::ndp; docs/models/ndp.md): IPv4, protocol 253 (for
 /// experiments, RFC 3692), and NDP's 26-byte header: ports (per flow, to
 /// 7000), type, flags, sequence number (the data's first byte), cumulative
-/// ACK, pull number, path (the packet's entropy value), timestamp 0 and
+/// ACK, pull number, path (what is left of the packet's path number), timestamp 0 and
 /// checksum 0. A trimmed packet is its header alone, its IP length too.
 fn ndp_bytes(p: &Packet, out: &mut Vec<u8>) {
     out.extend_from_slice(&mac(p.dst_host));
@@ -337,6 +337,24 @@ mod tests {
         let echo = Packet { flags: flags::ECE, ..ack };
         frame_bytes(&echo, Isns { own: 0, peer: 0 }, 1000, &mut out);
         assert_eq!(out[bth + 4], 0x40, "BECN");
+    }
+
+    #[test]
+    fn an_ndp_frame_is_ipv4_protocol_253_with_its_26_byte_header() {
+        let data = Packet { kind: FrameKind::NdpData, conn: 2, seq: 18_000, ack: 0, ts_val: 0, payload: 9000, flow_hash: 7, src_host: 4, dst_host: 0, dscp: 1, ..Default::default() };
+        let mut out = Vec::new();
+        assert_eq!(frame_bytes(&data, Isns { own: 0, peer: 0 }, 100, &mut out), 9060, "9,064 B with the FCS");
+        assert_eq!(out[23], 253, "IP protocol: experimental");
+        assert_eq!(checksum_fold(checksum_add(0, &out[14..34])), 0, "a valid IPv4 header");
+        assert_eq!(u16::from_be_bytes([out[16], out[17]]), 9046, "IP length: 20 + 26 + 9,000");
+        let ndp = 34;
+        assert_eq!(&out[ndp + 4..ndp + 6], [0, 0], "type: data, no flags");
+        assert_eq!(&out[ndp + 6..ndp + 10], 18_000u32.to_be_bytes(), "sequence number");
+        assert_eq!(&out[ndp + 18..ndp + 20], [0, 7], "path");
+        let trimmed = Packet { flags: crate::packet::ndp_flags::TRIMMED, dscp: 0, ..data };
+        assert_eq!(frame_bytes(&trimmed, Isns { own: 0, peer: 0 }, 100, &mut out), 60, "the header alone: 64 B with the FCS");
+        assert_eq!(u16::from_be_bytes([out[16], out[17]]), 46);
+        assert_eq!(out[ndp + 5], crate::packet::ndp_flags::TRIMMED);
     }
 
     #[test]

@@ -14,8 +14,8 @@
 use crate::aqm::{Aqm, QueueView};
 use crate::config::{ClassMarking, DwrrCfg, FullBuffer, Scheduler};
 use crate::packet::{PacketPool, PktId};
-use dcsim_engine::Rng;
 use crate::units::QSize;
+use dcsim_engine::Rng;
 use std::collections::VecDeque;
 
 pub struct Classes {

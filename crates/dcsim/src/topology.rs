@@ -414,9 +414,9 @@ impl Network {
     }
 
     /// The egress port for one packet: `next_port` under ECMP, round robin
-    /// over the equal-cost ports under per-packet spraying, the packet's
-    /// next route digit under source routes.
-    /// (`flow_hash` is the packet's: a source route consumes its digit.)
+    /// over the equal-cost ports under per-packet spraying, the next digit
+    /// of the packet's path number (`flow_hash`, which it consumes) under
+    /// source routes.
     pub fn route(&mut self, switch: u32, dst: u32, flow_hash: &mut u32) -> Option<u32> {
         match self.routing {
             Routing::Ecmp => self.next_port(switch, dst, *flow_hash),
@@ -447,8 +447,6 @@ impl Network {
         self.node_ports[host as usize][0]
     }
 
-    /// Switches a flow's packets cross from `src` to `dst` (0 if no route):
-    /// what a receiver reads from the IP TTL (Swift's hop count).
     /// Equal-cost paths from `src` to `dst`: the product of the choices
     /// at each switch on the way (following the first; the topologies are
     /// symmetric). NDP's senders walk this many path numbers.
@@ -469,6 +467,8 @@ impl Network {
         1 // no route (failed links), or a loop
     }
 
+    /// Switches a flow's packets cross from `src` to `dst` (0 if no route):
+    /// what a receiver reads from the IP TTL (Swift's hop count).
     pub fn switches_between(&self, src: u32, dst: u32, flow_hash: u32) -> u32 {
         let mut node = self.ports[self.nic(src) as usize].peer;
         let mut hops = 0;

@@ -633,7 +633,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 if !self.captures.is_empty() {
-                    self.capture_arrival(now, port, id);
+                    self.capture(now, self.net.reverse[port as usize], id);
                 }
                 if self.pfc.is_some() && self.pool.get(id).kind == FrameKind::Pause {
                     return self.pfc_receive(now, port, id);
@@ -986,15 +986,6 @@ impl<'a> World<'a> {
                 self.voq_schedule(now, node, e);
             }
         }
-    }
-
-    /// Record a frame arriving over the link of `port` at its other end.
-    /// (Apart, so that the compiler does not look up the other end for
-    /// every arrival, captured or not.)
-    #[cold]
-    #[inline(never)]
-    fn capture_arrival(&mut self, now: SimTime, port: u32, id: PktId) {
-        self.capture(now, self.net.reverse[port as usize], id);
     }
 
     /// Record a frame crossing the link end of `port` (either direction).
