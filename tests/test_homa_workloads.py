@@ -34,18 +34,6 @@ def _points(w: str) -> list[list[float]]:
     return load_cdf(DATA / HOMA[w]["file"])
 
 
-def _std(points: list[list[float]]) -> float:
-    """Standard deviation of the (linear) CDF dcsim samples."""
-    m1 = m2 = 0.0
-    prev = (0.0, 0.0)
-    for x, p in points:
-        w = p - prev[1]
-        m1 += w * (prev[0] + x) / 2
-        m2 += w * (prev[0] ** 2 + prev[0] * x + x**2) / 3
-        prev = (x, p)
-    return (m2 - m1**2) ** 0.5
-
-
 @pytest.mark.parametrize("w", sorted(HOMA))
 def test_file_is_the_source_step_cdf(w):
     pts = _points(w)
@@ -62,21 +50,14 @@ def test_file_is_the_source_step_cdf(w):
 
 
 @pytest.mark.parametrize("w", sorted(HOMA))
-def test_sampler_mean_matches_the_source_mean(w):
+def test_the_distributions_mean_is_the_sources(w):
+    # The step mean of the raw source, and the authors' stated mean (header
+    # line). How dcsim's sampler draws from it is test_workloads.py's
+    # (every named distribution, homa_w1..homa_w5 included).
     ref = HOMA[w]
-    pts = _points(w)
-    n = 1_000_000
-    random, stratified, linear = _core.cdf_sample_means(pts, n, 5)
-    # The distribution's own mean: the step mean of the raw source, and the
-    # authors' stated mean (header line).
+    linear = _core.cdf_sample_means(_points(w), 1000, 5)[2]
     assert abs(linear - ref["step_mean"]) / ref["step_mean"] < 1e-6, (linear, ref["step_mean"])
     assert abs(linear - ref["header"]) / ref["header"] < HEADER_TOL.get(w, 1e-4), (linear, ref["header"])
-    # The sampler at 10^6 stratified quantiles: within 0.1 % (sizes are whole
-    # bytes, so rounding up adds nothing; the difference is the finite grid).
-    assert abs(stratified - linear) / linear < 1e-3, (stratified, linear)
-    # 10^6 random draws: within 1 % or 4 standard errors (heavy tails).
-    se = _std(pts) / n**0.5
-    assert abs(random - linear) < max(0.01 * linear, 4 * se), (random, linear, se)
 
 
 def test_means_increase_from_w1_to_w5():

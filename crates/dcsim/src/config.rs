@@ -2550,7 +2550,9 @@ impl Scenario {
         }
     }
 
-    fn validate_ndp(&self, n: &NdpCfg) -> Result<(), ConfigError> {
+    /// A transport other than TCP (`section`) runs the flow workloads only:
+    /// the applications (incast, search, requests) are TCP's.
+    fn flow_workloads_only(&self, section: &str, incast: &str) -> Result<(), ConfigError> {
         for (i, w) in self.workload.iter().enumerate() {
             let kind = match w {
                 Workload::Bulk(_) | Workload::Flows(_) | Workload::Poisson(_) => continue,
@@ -2558,8 +2560,16 @@ impl Scenario {
                 Workload::Search(_) => "search",
                 Workload::Requests(_) => "requests",
             };
-            return Err(err(format!("workload[{i}].type"), format!("\"{kind}\" runs over TCP; with [ndp] the workloads are \"bulk\", \"flows\" and \"poisson\" (an incast is a bulk many-to-one)")));
+            return Err(err(
+                format!("workload[{i}].type"),
+                format!("\"{kind}\" runs over TCP; with [{section}] the workloads are \"bulk\", \"flows\" and \"poisson\" (an incast is {incast})"),
+            ));
         }
+        Ok(())
+    }
+
+    fn validate_ndp(&self, n: &NdpCfg) -> Result<(), ConfigError> {
+        self.flow_workloads_only("ndp", "a bulk many-to-one")?;
         let others = [
             (self.rdma.is_some(), "rdma"),
             (self.host.pacer.is_some(), "host.pacer"),
@@ -2593,15 +2603,7 @@ impl Scenario {
     }
 
     fn validate_rdma(&self, r: &RdmaCfg) -> Result<(), ConfigError> {
-        for (i, w) in self.workload.iter().enumerate() {
-            let kind = match w {
-                Workload::Bulk(_) | Workload::Flows(_) | Workload::Poisson(_) => continue,
-                Workload::Incast(_) => "incast",
-                Workload::Search(_) => "search",
-                Workload::Requests(_) => "requests",
-            };
-            return Err(err(format!("workload[{i}].type"), format!("\"{kind}\" runs over TCP; with [rdma] the workloads are \"bulk\", \"flows\" and \"poisson\" (an incast is a poisson pattern)")));
-        }
+        self.flow_workloads_only("rdma", "a poisson pattern")?;
         let tcp_only = [
             (self.host.pacer.is_some(), "host.pacer"),
             (self.host.tsq.is_some(), "host.tsq"),

@@ -131,6 +131,22 @@ fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
     }
 }
 
+/// Ethernet and IPv4 headers (version 4, no options, DSCP and ECN, id 0,
+/// DF, TTL 64, a valid checksum) of a frame carrying IP protocol `proto`.
+fn eth_ipv4(p: &Packet, proto: u8, out: &mut Vec<u8>) {
+    out.extend_from_slice(&mac(p.dst_host));
+    out.extend_from_slice(&mac(p.src_host));
+    out.extend_from_slice(&[0x08, 0x00]);
+    let ip_start = out.len();
+    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]);
+    out.extend_from_slice(&(p.ip_len() as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    out.extend_from_slice(&ipv4(p.src_host));
+    out.extend_from_slice(&ipv4(p.dst_host));
+    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
+    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+}
+
 /// The headers of a RoCEv2 packet (IBTA Annex A17): IPv4 with UDP to port
 /// 4791, the base transport header (opcode, partition key 0xFFFF, the
 /// destination QP, and in the 24-bit PSN field dcsim's byte offset: the
@@ -139,17 +155,7 @@ fn pause_bytes(p: &Packet, out: &mut Vec<u8>) {
 /// on an ACK that echoes a CE mark, BTH's BECN bit. The
 /// payload and the ICRC are written as zeros (the ICRC is not computed).
 fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
-    out.extend_from_slice(&mac(p.dst_host));
-    out.extend_from_slice(&mac(p.src_host));
-    out.extend_from_slice(&[0x08, 0x00]);
-    let ip_start = out.len();
-    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]);
-    out.extend_from_slice(&(p.ip_len() as u16).to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]); // DF, TTL 64, UDP
-    out.extend_from_slice(&ipv4(p.src_host));
-    out.extend_from_slice(&ipv4(p.dst_host));
-    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
-    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+    eth_ipv4(p, 17, out); // UDP
     let udp_len = (p.ip_len() - IPV4_HEADER) as u16;
     out.extend_from_slice(&(49152 + (p.conn % 16384) as u16).to_be_bytes()); // source port: per QP
     out.extend_from_slice(&4791u16.to_be_bytes());
@@ -180,17 +186,7 @@ fn roce_bytes(p: &Packet, out: &mut Vec<u8>) {
 /// ACK, pull number, path (what is left of the packet's path number), timestamp 0 and
 /// checksum 0. A trimmed packet is its header alone, its IP length too.
 fn ndp_bytes(p: &Packet, out: &mut Vec<u8>) {
-    out.extend_from_slice(&mac(p.dst_host));
-    out.extend_from_slice(&mac(p.src_host));
-    out.extend_from_slice(&[0x08, 0x00]);
-    let ip_start = out.len();
-    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]);
-    out.extend_from_slice(&(p.ip_len() as u16).to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 253, 0, 0]); // DF, TTL 64, experimental protocol
-    out.extend_from_slice(&ipv4(p.src_host));
-    out.extend_from_slice(&ipv4(p.dst_host));
-    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
-    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+    eth_ipv4(p, 253, out); // experimental protocol
     let kind = match p.kind {
         FrameKind::NdpData => 0,
         FrameKind::NdpAck => 1,
@@ -224,20 +220,7 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
         out.truncate(snaplen);
         return orig_len;
     }
-    // Ethernet
-    out.extend_from_slice(&mac(p.dst_host));
-    out.extend_from_slice(&mac(p.src_host));
-    out.extend_from_slice(&[0x08, 0x00]);
-    // IPv4
-    let ip_start = out.len();
-    let ip_len = p.ip_len() as u16;
-    out.extend_from_slice(&[0x45, p.dscp << 2 | p.ecn as u8]); // version/IHL, DSCP + ECN
-    out.extend_from_slice(&ip_len.to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]); // id 0, DF, TTL 64, TCP, checksum
-    out.extend_from_slice(&ipv4(p.src_host));
-    out.extend_from_slice(&ipv4(p.dst_host));
-    let ip_sum = checksum_fold(checksum_add(0, &out[ip_start..ip_start + IPV4_HEADER as usize]));
-    out[ip_start + 10..ip_start + 12].copy_from_slice(&ip_sum.to_be_bytes());
+    eth_ipv4(p, 6, out); // TCP
     // TCP
     let tcp_start = out.len();
     let hdr_len = (TCP_HEADER + p.tcp_options_len()) as u8;
