@@ -131,6 +131,9 @@ pub struct Scenario {
     /// NDP flows instead of TCP connections for every flow (crate::ndp).
     #[serde(default)]
     pub ndp: Option<NdpCfg>,
+    /// Homa messages instead of TCP connections for every flow (crate::homa).
+    #[serde(default)]
+    pub homa: Option<HomaCfg>,
     #[serde(default)]
     pub workload: Vec<Workload>,
     /// Link failures (and recoveries) at given times.
@@ -694,6 +697,52 @@ impl NdpCfg {
     /// Payload bytes per data packet under `mtu`.
     pub fn payload_for(&self, mtu: u32) -> u64 {
         self.payload.map_or((mtu as u64).saturating_sub(crate::packet::IPV4_HEADER + crate::packet::NDP_HEADER), |b| b.0)
+    }
+}
+
+/// Homa (Montazeri et al., SIGCOMM 2018; crate::homa and
+/// docs/models/homa.md): every flow is a one-way Homa message, its first
+/// RTTbytes unscheduled and the rest granted by its receiver. Its switches
+/// need `switch.scheduler = { type = "strict_priority", classes = 8 }`
+/// (class 0 first) and room enough not to drop: Homa's simulator has no
+/// loss recovery, and neither has this model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomaCfg {
+    /// Priority levels (DSCP 0..priorities; 0 the highest).
+    #[serde(default = "homa_priorities")]
+    pub priorities: u8,
+    /// The lowest levels, for granted bytes; the rest are unscheduled
+    /// levels. The simulator's per workload: 1, 3, 4, 7, 7 for W1 to W5.
+    pub sched_priorities: u8,
+    /// Senders a receiver grants to at once (default: `sched_priorities`).
+    #[serde(default)]
+    pub overcommit: Option<u8>,
+    /// Bytes on the wire a message sends before its first grant, and the
+    /// most it may have granted and not received (RTTbytes).
+    #[serde(default = "homa_rtt_bytes")]
+    pub rtt_bytes: Bytes,
+    /// Upper bounds (remaining message bytes) of the unscheduled levels but
+    /// the last, ascending (default: computed from the poisson workload's
+    /// size distribution, as the simulator's STATIC_CBF_GRADUATED).
+    #[serde(default)]
+    pub cutoffs: Option<Vec<Bytes>>,
+    /// Grant a message's last RTTbytes at its remaining size's unscheduled
+    /// level when that is higher (the simulator's `boostTailBytesPrio`).
+    #[serde(default = "yes")]
+    pub boost_tail: bool,
+}
+
+fn homa_priorities() -> u8 {
+    8
+}
+fn homa_rtt_bytes() -> Bytes {
+    Bytes(10_000)
+}
+
+impl HomaCfg {
+    pub fn overcommit(&self) -> u8 {
+        self.overcommit.unwrap_or(self.sched_priorities)
     }
 }
 
@@ -2602,6 +2651,84 @@ impl Scenario {
         Ok(())
     }
 
+    fn validate_homa(&self, h: &HomaCfg) -> Result<(), ConfigError> {
+        self.flow_workloads_only("homa", "a bulk many-to-one")?;
+        let others = [
+            (self.rdma.is_some(), "rdma"),
+            (self.ndp.is_some(), "ndp"),
+            (self.host.pacer.is_some(), "host.pacer"),
+            (self.host.tsq.is_some(), "host.tsq"),
+            (self.host.rtt_variation.is_some(), "host.rtt_variation"),
+            (self.switch.hscc.is_some(), "switch.hscc"),
+            (self.switch.pfc.is_some(), "switch.pfc"),
+            (self.switch.voq.is_some(), "switch.voq"),
+        ];
+        if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
+            return Err(err("homa", format!("{what} cannot be combined with [homa] (Homa's receivers schedule, its switches only prioritise)")));
+        }
+        if !(2..=8).contains(&h.priorities) {
+            return Err(err("homa.priorities", format!("{} is out of range: allowed 2..=8 levels", h.priorities)));
+        }
+        if h.sched_priorities == 0 || h.sched_priorities >= h.priorities {
+            return Err(err("homa.sched_priorities", format!("{} is out of range: allowed 1..={} (at least one of the {} levels stays unscheduled)", h.sched_priorities, h.priorities - 1, h.priorities)));
+        }
+        if h.overcommit == Some(0) || h.overcommit() > h.sched_priorities {
+            return Err(err("homa.overcommit", format!("{} is out of range: allowed 1..={} (homa.sched_priorities)", h.overcommit(), h.sched_priorities)));
+        }
+        let min_mtu = crate::packet::IPV4_HEADER + crate::packet::UDP_HEADER + crate::packet::HOMA_UNSCHED_HEADER + 1;
+        if (self.link.mtu as u64) < min_mtu {
+            return Err(err("link.mtu", format!("{} leaves no payload for Homa: allowed at least {min_mtu}", self.link.mtu)));
+        }
+        if h.rtt_bytes.0 < 2 * self.link.mtu as u64 {
+            return Err(err("homa.rtt_bytes", format!("{}B is too small: allowed at least two full frames ({}B with link.mtu = {})", h.rtt_bytes.0, 2 * self.link.mtu, self.link.mtu)));
+        }
+        let unsched = (h.priorities - h.sched_priorities) as usize;
+        match &h.cutoffs {
+            Some(c) => {
+                if c.len() >= unsched {
+                    return Err(err("homa.cutoffs", format!("{} bounds for {unsched} unscheduled levels: allowed at most {} (the last level is unbounded)", c.len(), unsched - 1)));
+                }
+                if c.windows(2).any(|w| w[0].0 >= w[1].0) {
+                    return Err(err("homa.cutoffs", "the bounds must increase"));
+                }
+            }
+            None if unsched > 1 && self.homa_size_atoms().is_none() => {
+                return Err(err("homa.cutoffs", format!("no poisson workload to compute them from: give {} ascending bounds (bytes) for the {unsched} unscheduled levels", unsched - 1)));
+            }
+            None => {}
+        }
+        match &self.switch.scheduler {
+            Some(Scheduler::StrictPriority(sp)) if sp.classes >= h.priorities as u32 => Ok(()),
+            Some(Scheduler::StrictPriority(sp)) => Err(err("switch.scheduler.classes", format!("{} classes for {} Homa levels: allowed at least homa.priorities", sp.classes, h.priorities))),
+            _ => Ok(()), // no priorities: a control experiment, as asked
+        }
+    }
+
+    /// The first poisson workload's sizes as atoms (bytes, probability):
+    /// a CDF's rows, each point taking the probability since the one
+    /// before (Homa's simulator reads its CDF files so).
+    pub fn homa_size_atoms(&self) -> Option<Vec<(u64, f64)>> {
+        let size = self.workload.iter().find_map(|w| if let Workload::Poisson(p) = w { Some(&p.size) } else { None })?;
+        Some(match size {
+            SizeSpec::Fixed(b) => vec![(b.0, 1.0)],
+            SizeSpec::Mix(m) => {
+                let total: f64 = m.mix.iter().map(|x| x.1).sum();
+                m.mix.iter().map(|(b, w)| (b.0, w / total)).collect()
+            }
+            SizeSpec::Cdf(c) => {
+                let mut prev = 0.0;
+                let mut atoms = Vec::new();
+                for &[x, p] in &c.points {
+                    if p > prev {
+                        atoms.push(((x.ceil() as u64).max(1), p - prev));
+                    }
+                    prev = p;
+                }
+                atoms
+            }
+        })
+    }
+
     fn validate_rdma(&self, r: &RdmaCfg) -> Result<(), ConfigError> {
         self.flow_workloads_only("rdma", "a poisson pattern")?;
         let tcp_only = [
@@ -2952,6 +3079,9 @@ impl Scenario {
         }
         if let Some(n) = &self.ndp {
             self.validate_ndp(n)?;
+        }
+        if let Some(h) = &self.homa {
+            self.validate_homa(h)?;
         }
         match &self.switch.aqm {
             Aqm::Droptail => {}

@@ -13,6 +13,7 @@ pub mod dcqcn;
 pub mod hpcc;
 pub mod hscc;
 pub mod ideal;
+pub mod homa;
 pub mod ndp;
 pub mod pacer;
 pub mod packet;

@@ -79,6 +79,12 @@ pub enum FrameKind {
     NdpAck,
     NdpNack,
     NdpPull,
+    /// Homa (crate::homa): bytes [`seq`, `seq + payload`) of message `conn`
+    /// (`ack`: the message's length), unscheduled (`homa_flags::UNSCHED`)
+    /// or sent for a grant; and a receiver's GRANT of `payload` bytes at
+    /// offset `seq`, to be sent at priority `ts_val`.
+    HomaData,
+    HomaGrant,
 }
 
 /// NDP's header (docs/models/ndp.md): ports (4 B), type and flags (2),
@@ -98,6 +104,22 @@ pub mod ndp_flags {
     pub const BOUNCED: u8 = 0x04;
 }
 
+/// Homa's headers as the authors' simulator counts them (HomaSimulation's
+/// `HomaPkt::headerSize`; docs/models/homa.md): an unscheduled data
+/// packet's (message id 8 B, length 4, unscheduled bytes 2, first and last
+/// byte 4 + 4, one priority/bytes pair 8), a scheduled data packet's and a
+/// GRANT's (message id 8, first and last byte or offset, size and
+/// priority). All ride on UDP.
+pub const HOMA_UNSCHED_HEADER: u64 = 30;
+pub const HOMA_SCHED_HEADER: u64 = 16;
+pub const HOMA_GRANT_HEADER: u64 = 16;
+
+/// Homa's flags (in `Packet::flags`).
+pub mod homa_flags {
+    /// Sent before any grant (the first RTTbytes of the message).
+    pub const UNSCHED: u8 = 0x01;
+}
+
 /// RoCEv2's headers around an IB packet (IBTA Annex A17): UDP, the base
 /// transport header, the invariant CRC; and the ACK extended transport
 /// header (AETH) and a CNP's 16 reserved bytes.
@@ -113,6 +135,9 @@ impl FrameKind {
     }
     pub fn is_ndp(self) -> bool {
         matches!(self, FrameKind::NdpData | FrameKind::NdpAck | FrameKind::NdpNack | FrameKind::NdpPull)
+    }
+    pub fn is_homa(self) -> bool {
+        matches!(self, FrameKind::HomaData | FrameKind::HomaGrant)
     }
 }
 
@@ -265,7 +290,7 @@ impl Packet {
         }
     }
 
-    /// RoCE's and NDP's IP lengths (out of TCP's way).
+    /// RoCE's, NDP's and Homa's IP lengths (out of TCP's way).
     #[inline(never)]
     fn other_ip_len(&self) -> u64 {
         let roce = IPV4_HEADER + UDP_HEADER + ROCE_BTH + ROCE_ICRC;
@@ -275,6 +300,9 @@ impl Packet {
             FrameKind::RoceCnp => roce + ROCE_CNP_PAD,
             FrameKind::NdpData if !self.has(ndp_flags::TRIMMED) => IPV4_HEADER + NDP_HEADER + self.payload as u64,
             FrameKind::NdpData | FrameKind::NdpAck | FrameKind::NdpNack | FrameKind::NdpPull => IPV4_HEADER + NDP_HEADER,
+            FrameKind::HomaData if self.has(homa_flags::UNSCHED) => IPV4_HEADER + UDP_HEADER + HOMA_UNSCHED_HEADER + self.payload as u64,
+            FrameKind::HomaData => IPV4_HEADER + UDP_HEADER + HOMA_SCHED_HEADER + self.payload as u64,
+            FrameKind::HomaGrant => IPV4_HEADER + UDP_HEADER + HOMA_GRANT_HEADER,
             FrameKind::Tcp | FrameKind::Pause => unreachable!("ip_len has TCP's"),
         }
     }
@@ -384,5 +412,11 @@ mod tests {
         for kind in [FrameKind::NdpAck, FrameKind::NdpNack, FrameKind::NdpPull] {
             assert_eq!(Packet { kind, ..Default::default() }.frame_len(), 64);
         }
+        // Homa (the simulator's sizes): 1442 B unscheduled or 1456 B
+        // scheduled fill a 1518-B frame; a GRANT's 44 B of IP pad to 64.
+        let u = Packet { kind: FrameKind::HomaData, payload: 1442, flags: homa_flags::UNSCHED, ..Default::default() };
+        assert_eq!(u.frame_len(), 1518);
+        assert_eq!(Packet { kind: FrameKind::HomaData, payload: 1456, ..Default::default() }.frame_len(), 1518);
+        assert_eq!(Packet { kind: FrameKind::HomaGrant, ..Default::default() }.frame_len(), 64);
     }
 }

@@ -203,6 +203,37 @@ fn ndp_bytes(p: &Packet, out: &mut Vec<u8>) {
     out.extend_from_slice(&[0; 6]); // timestamp, checksum
 }
 
+/// A Homa frame (crate::homa; docs/models/homa.md): IPv4 with UDP to port
+/// 2222 (the simulator's), then Homa's header within the simulator's sizes
+/// (30 B unscheduled, 16 B scheduled or grant): message id (8 B), type (0
+/// unscheduled data, 1 scheduled data, 2 grant), priority (the packet's,
+/// or the one a grant names), first byte or granted offset (4); then an
+/// unscheduled packet's message length (4) and last byte (4), a grant's
+/// bytes (2); the rest zeros. The field layout is dcsim's; the simulator
+/// counts bytes only.
+fn homa_bytes(p: &Packet, out: &mut Vec<u8>) {
+    eth_ipv4(p, 17, out); // UDP
+    let udp_len = (p.ip_len() - IPV4_HEADER) as u16;
+    out.extend_from_slice(&(49152 + (p.conn % 16384) as u16).to_be_bytes());
+    out.extend_from_slice(&2222u16.to_be_bytes());
+    out.extend_from_slice(&udp_len.to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(p.conn as u64).to_be_bytes());
+    let unsched = p.has(crate::packet::homa_flags::UNSCHED);
+    let (kind, prio) = match p.kind {
+        FrameKind::HomaGrant => (2, p.ts_val as u8),
+        _ => (if unsched { 0 } else { 1 }, p.dscp),
+    };
+    out.extend_from_slice(&[kind, prio]);
+    out.extend_from_slice(&(p.seq as u32).to_be_bytes());
+    if p.kind == FrameKind::HomaGrant {
+        out.extend_from_slice(&(p.ack as u16).to_be_bytes());
+    } else if unsched {
+        out.extend_from_slice(&(p.ack as u32).to_be_bytes());
+        out.extend_from_slice(&((p.seq + p.payload as u64).saturating_sub(1) as u32).to_be_bytes());
+    }
+}
+
 /// The frame's bytes up to `snaplen` (without FCS), into `out`; returns the
 /// frame's original length (without FCS, padding included).
 pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) -> u32 {
@@ -212,6 +243,8 @@ pub fn frame_bytes(p: &Packet, isns: Isns, snaplen: usize, out: &mut Vec<u8>) ->
             pause_bytes(p, out);
         } else if p.kind.is_ndp() {
             ndp_bytes(p, out);
+        } else if p.kind.is_homa() {
+            homa_bytes(p, out);
         } else {
             roce_bytes(p, out);
         }

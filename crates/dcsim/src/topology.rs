@@ -30,6 +30,7 @@ pub mod streams {
     pub const CLASS_AQM: u32 = 10;
     pub const NDP_TRIM: u32 = 11;
     pub const NDP_PATHS: u32 = 12;
+    pub const HOMA_PATHS: u32 = 13;
 }
 
 /// Up to this many (switch, host) forwarding entries are kept as a plain

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 mod incast;
+mod homa;
 mod ndp;
 mod parallel;
 mod pfc;
@@ -31,6 +32,7 @@ mod search;
 mod tables;
 
 use incast::IncastApp;
+use homa::HomaRun;
 use ndp::NdpRun;
 use parallel::Part;
 pub use parallel::{run_threads, unsupported};
@@ -86,6 +88,8 @@ enum Ev {
     NdpPacer(u32),
     /// NDP: a sender's backstop timer.
     NdpTimer(u32),
+    /// Homa: receiver `host`'s grant pacer for sender `src` may fire.
+    HomaGrant { host: u32, src: u32 },
     Sample,
     Stop,
 }
@@ -256,6 +260,7 @@ pub struct World<'a> {
     rdma: Option<RdmaRun>,
     /// NDP's senders, receivers and pull pacers, when flows run over NDP.
     ndp: Option<NdpRun>,
+    homa: Option<HomaRun>,
     /// The hosts' NICs take data from RDMA QPs or NDP senders when their
     /// port is free (`nic_free`).
     nic_pulls: bool,
@@ -350,7 +355,8 @@ impl<'a> World<'a> {
             pfc: None,
             rdma: None,
             ndp: None,
-            nic_pulls: s.rdma.is_some() || s.ndp.is_some(),
+            homa: None,
+            nic_pulls: s.rdma.is_some() || s.ndp.is_some() || s.homa.is_some(),
             int_on: false,
             start_extras: false,
             part: None,
@@ -378,6 +384,9 @@ impl<'a> World<'a> {
         }
         if s.ndp.is_some() {
             w.ndp = Some(NdpRun::new(s, &w.net, w.preamble));
+        }
+        if s.homa.is_some() {
+            w.homa = Some(HomaRun::new(s, &w.net, w.preamble));
         }
         let int = w.rdma.as_ref().is_some_and(|r| r.int_hops > 0);
         w.int_on = int;
@@ -713,6 +722,7 @@ impl<'a> World<'a> {
             Ev::RdmaTimer { qp, kind, gen } => self.rdma_timer(now, qp, kind, gen),
             Ev::NdpPacer(host) => self.ndp_pacer(now, host),
             Ev::NdpTimer(idx) => self.ndp_timer(now, idx),
+            Ev::HomaGrant { host, src } => self.homa_timer(now, host, src),
             Ev::Sample => {
                 let t = now.as_secs_f64();
                 if !self.voqs.is_empty() {
@@ -1022,12 +1032,15 @@ impl<'a> World<'a> {
         self.after_tcp(now, ep);
     }
 
-    /// A RoCE or NDP frame reached `host` (with [rdma] or [ndp] every
-    /// flow's frames are). Out of line: TCP runs pay nothing for it.
+    /// A RoCE, NDP or Homa frame reached `host` (with [rdma], [ndp] or
+    /// [homa] every flow's frames are). Out of line: TCP runs pay nothing for it.
     #[inline(never)]
     fn deliver_other(&mut self, now: SimTime, host: u32, id: PktId) {
-        if self.pool.get(id).kind.is_roce() {
+        let kind = self.pool.get(id).kind;
+        if kind.is_roce() {
             self.rdma_deliver(now, host, id)
+        } else if kind.is_homa() {
+            self.homa_deliver(now, host, id)
         } else {
             self.ndp_deliver(now, host, id)
         }
@@ -1041,11 +1054,13 @@ impl<'a> World<'a> {
         self.eps[ep as usize].flush(now, &self.tcp, &mut self.out);
     }
 
-    /// `host`'s NIC port is free: RDMA or NDP may send.
+    /// `host`'s NIC port is free: RDMA, NDP or Homa may send.
     #[inline(never)]
     fn nic_free(&mut self, now: SimTime, host: u32) {
         if self.rdma.is_some() {
             self.rdma_kick(now, host);
+        } else if self.homa.is_some() {
+            self.homa_kick(now, host);
         } else {
             self.ndp_kick(now, host);
         }
@@ -1198,6 +1213,9 @@ impl<'a> World<'a> {
         }
         if self.ndp.is_some() {
             return self.ndp_start(now, f);
+        }
+        if self.homa.is_some() {
+            return self.homa_start(now, f);
         }
         let (src, dst, size, dscp) = {
             let fr = &self.flows[f as usize];

@@ -89,6 +89,7 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
         (s.switch.pfc.is_some(), "switch.pfc"),
         (s.rdma.is_some(), "rdma"),
         (s.ndp.is_some(), "ndp"),
+        (s.homa.is_some(), "homa"),
         (s.switch.voq.is_some(), "switch.voq"),
         (!s.output.pcap.is_empty(), "output.pcap"),
     ];

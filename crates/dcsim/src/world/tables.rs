@@ -8,19 +8,36 @@ impl World<'_> {
     /// propagation and the first frame's store-and-forward, then the rest
     /// of the frames at the slowest link.
     pub(super) fn one_way_ideal(&self, src: u32, dst: u32, hash: u32, bytes: u64, payload: u64, frame: impl Fn(u64) -> u64) -> Option<Dur> {
-        let path = self.net.path(src, dst, hash)?;
-        let wire = |len: u64| frame(len) + if self.preamble { crate::packet::PREAMBLE } else { 0 };
-        let first = wire(payload.min(bytes));
+        let wire = |len: u64| frame(len) + self.preamble_bytes();
         let (full, rest) = (bytes / payload, bytes % payload);
         let total = full * wire(payload) + if rest > 0 { wire(rest) } else { 0 };
+        self.ideal_of_frames(src, dst, hash, wire(payload.min(bytes)), total, bytes.div_ceil(payload).max(1))
+    }
+
+    /// Each frame's preamble, when the link counts it.
+    pub(super) fn preamble_bytes(&self) -> u64 {
+        if self.preamble { crate::packet::PREAMBLE } else { 0 }
+    }
+
+    /// The ideal one-way time of `frames` frames of `total` bytes
+    /// (preambles included): the `first` store-and-forwarded at every hop
+    /// (and each switch's forwarding latency), the rest back to back at the
+    /// slowest link, with its inter-frame gaps.
+    pub(super) fn ideal_of_frames(&self, src: u32, dst: u32, hash: u32, first: u64, total: u64, frames: u64) -> Option<Dur> {
+        let path = self.net.path(src, dst, hash)?;
         let mut t = Dur::ZERO;
-        let mut slowest = u64::MAX;
+        let mut slowest = &self.net.ports[path[0] as usize];
         for &p in &path {
             let port = &self.net.ports[p as usize];
             t += port.delay + port.rate.tx_time(first);
-            slowest = slowest.min(port.rate.bps);
+            if port.peer >= self.net.num_hosts {
+                t += self.net.fwd_latency[(port.peer - self.net.num_hosts) as usize];
+            }
+            if port.rate.bps < slowest.rate.bps {
+                slowest = port;
+            }
         }
-        Some(t + dcsim_engine::Rate::from_bps(slowest).tx_time(total - first))
+        Some(t + slowest.rate.tx_time(total - first) + Dur(slowest.gap.0 * (frames - 1)))
     }
 
     pub(super) fn flows_table(&self) -> Table {
@@ -36,7 +53,7 @@ impl World<'_> {
         let mut probes = Vec::with_capacity(n);
         let (mut min_rtt, mut srtt) = (Vec::with_capacity(n), Vec::with_capacity(n));
         // RDMA and NDP flows keep their counters in their records (rdma_snapshot, ndp_snapshot).
-        let rdma = self.rdma.is_some() || self.ndp.is_some();
+        let rdma = self.rdma.is_some() || self.ndp.is_some() || self.homa.is_some();
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u64);
             wl.push(f.workload);
@@ -73,6 +90,9 @@ impl World<'_> {
             let ideal_t = f.size.and_then(|b| {
                 if self.ndp.is_some() {
                     return self.ndp_ideal(f.src, f.dst, b);
+                }
+                if self.homa.is_some() {
+                    return self.homa_ideal(f.src, f.dst, b);
                 }
                 if rdma {
                     let hash = if f.conn == u32::MAX { 0 } else { self.rdma_flow_hash(f.conn) };
@@ -323,6 +343,10 @@ impl World<'_> {
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.end.is_some()).count()));
         m.insert("queries_completed".into(), json!(self.queries.len()));
         m.insert("pacer_drops".into(), json!(self.pacers.iter().map(|p| p.drops).sum::<u64>()));
+        if let Some(run) = &self.homa {
+            let upper: Vec<_> = run.cutoffs().iter().map(|&c| if c == u64::MAX { serde_json::Value::Null } else { json!(c) }).collect();
+            m.insert("homa_cutoffs".into(), json!(upper));
+        }
         if let Some(run) = &self.pfc {
             let deadlock = run.deadlock.as_ref().map(|(at, class, ports)| json!({"at": at.as_secs_f64(), "class": class, "ports": ports}));
             m.insert("pfc_deadlock".into(), json!(deadlock));
