@@ -342,7 +342,7 @@ SUMMARY_FIELDS = ["family", "experiment", "mode", "rows", "holds", "misses", "in
 
 
 def _family(name: str) -> str:
-    families = {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES", "pfc": "PFC", "dcqcn": "DCQCN", "timely": "TIMELY", "hpcc": "HPCC", "swift": "Swift", "ndp": "NDP"}
+    families = {"hull": "HULL", "hscc": "HSCC", "ecnsharp": "ECN#", "clues": "CLUES", "pfc": "PFC", "dcqcn": "DCQCN", "timely": "TIMELY", "hpcc": "HPCC", "swift": "Swift", "ndp": "NDP", "homa": "Homa"}
     return families.get(name.split("-")[0], name.split("-")[0])
 
 

@@ -225,7 +225,7 @@ struct Peer {
     last_prio: u8,
 }
 
-/// The senders a receiver grants to at most: `overcommit` ≤ 8 levels.
+/// The senders a receiver grants to: at most `overcommit` ≤ 7.
 #[derive(Clone, Copy, Default)]
 struct Top {
     n: usize,
@@ -256,13 +256,6 @@ pub enum Action {
     Timer { at: SimTime, host: u32, src: u32 },
 }
 
-/// What Homa counted.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HomaStats {
-    pub grants: u64,
-    pub data_packets: u64,
-}
-
 pub struct Homa {
     pub p: Params,
     msgs: Vec<Msg>,
@@ -273,13 +266,14 @@ pub struct Homa {
     peers: Vec<Vec<Peer>>,
     /// Per host: its link rate (grant pacing).
     rates: Vec<Rate>,
-    pub stats: HomaStats,
+    /// Scratch: the senders a grant pass has tried.
+    tried: Vec<u32>,
 }
 
 impl Homa {
     pub fn new(p: Params, rates: Vec<Rate>) -> Homa {
         let n = rates.len();
-        Homa { p, msgs: Vec::new(), free: Vec::new(), ready: vec![Vec::new(); n], peers: (0..n).map(|_| Vec::new()).collect(), rates, stats: HomaStats::default() }
+        Homa { p, msgs: Vec::new(), free: Vec::new(), ready: vec![Vec::new(); n], peers: (0..n).map(|_| Vec::new()).collect(), rates, tried: Vec::new() }
     }
 
     pub fn msg(&self, id: u32) -> &Msg {
@@ -335,7 +329,6 @@ impl Homa {
             m.ready = false;
             ready.swap_remove(i);
         }
-        self.stats.data_packets += 1;
         Some(d)
     }
 
@@ -417,20 +410,23 @@ impl Homa {
     /// sender that has joined them since `before` (the simulator's
     /// `handlePktArrivalEvent` and `handleGrantSentEvent`), each once.
     fn grant_pass(&mut self, now: SimTime, host: u32, before: Top, trigger: Option<u32>, out: &mut Vec<Action>) {
-        let mut tried = Top::default();
+        // A grant that completes a sender's granting can let another in,
+        // whose grant can do the same: a cascade of any length.
+        let mut tried = std::mem::take(&mut self.tried);
+        tried.clear();
         loop {
             let top = self.top(host);
             let next = (0..top.n).find(|&r| {
                 let s = top.srcs[r];
-                !tried.has(s) && (Some(s) == trigger || !before.has(s))
+                !tried.contains(&s) && (Some(s) == trigger || !before.has(s))
             });
-            let Some(rank) = next else { return };
-            tried.srcs[tried.n] = top.srcs[rank];
-            tried.n += 1;
+            let Some(rank) = next else { break };
+            tried.push(top.srcs[rank]);
             if self.try_grant(now, host, rank, out) {
                 self.rank(host);
             }
         }
+        self.tried = tried;
     }
 
     /// The grant level of the sender at `rank` among `active` senders: the
@@ -469,7 +465,6 @@ impl Homa {
         m.in_flight += sizes.sched_wire(bytes);
         let (to, more) = (m.src, m.to_grant > 0);
         out.push(Action::Grant { msg: id, to, offset, bytes, prio });
-        self.stats.grants += 1;
         let peer = &mut self.peers[host as usize][rank];
         peer.last_prio = prio;
         peer.timer = None;
@@ -492,7 +487,6 @@ impl Homa {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dcsim_engine::Dur;
 
     fn sizes() -> Sizes {
         Sizes::new(1500, 20, 10_000)

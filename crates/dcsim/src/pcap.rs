@@ -374,6 +374,29 @@ mod tests {
     }
 
     #[test]
+    fn a_homa_frame_is_udp_to_port_2222_with_the_simulators_header_sizes() {
+        use crate::packet::homa_flags::UNSCHED;
+        let data = Packet { kind: FrameKind::HomaData, conn: 5, seq: 1442, ack: 30_000, payload: 1442, flags: UNSCHED, dscp: 2, src_host: 1, dst_host: 3, ..Default::default() };
+        let mut out = Vec::new();
+        assert_eq!(frame_bytes(&data, Isns { own: 0, peer: 0 }, 100, &mut out), 1514, "1,518 B with the FCS");
+        assert_eq!(out[23], 17, "IP protocol: UDP");
+        assert_eq!(checksum_fold(checksum_add(0, &out[14..34])), 0, "a valid IPv4 header");
+        assert_eq!(u16::from_be_bytes([out[16], out[17]]), 1500, "IP length: 20 + 8 + 30 + 1,442");
+        let (udp, homa) = (34, 42);
+        assert_eq!(&out[udp + 2..udp + 4], 2222u16.to_be_bytes(), "the simulator's port");
+        assert_eq!(u16::from_be_bytes([out[udp + 4], out[udp + 5]]), 1480, "UDP length");
+        assert_eq!(&out[homa..homa + 8], 5u64.to_be_bytes(), "message id");
+        assert_eq!(&out[homa + 8..homa + 10], [0, 2], "unscheduled, priority 2");
+        assert_eq!(&out[homa + 10..homa + 14], 1442u32.to_be_bytes(), "first byte");
+        assert_eq!(&out[homa + 14..homa + 18], 30_000u32.to_be_bytes(), "message length");
+        let grant = Packet { kind: FrameKind::HomaGrant, conn: 5, seq: 9328, ack: 1456, ts_val: 6, src_host: 3, dst_host: 1, ..Default::default() };
+        assert_eq!(frame_bytes(&grant, Isns { own: 0, peer: 0 }, 100, &mut out), 60, "a 64-B frame: 44 B of IP padded");
+        assert_eq!(u16::from_be_bytes([out[16], out[17]]), 44);
+        assert_eq!(&out[homa + 8..homa + 10], [2, 6], "grant, to be sent at level 6");
+        assert_eq!(&out[homa + 10..homa + 16], [0, 0, 0x24, 0x70, 0x05, 0xB0], "offset 9,328, 1,456 bytes");
+    }
+
+    #[test]
     fn headers_have_valid_checksums_and_lengths() {
         let p = Packet {
             conn: 3,

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .clues import RUNNERS as _CLUES
 from .ecnsharp import RUNNERS as _ECNSHARP
+from .homa import RUNNERS as _HOMA
 from .hscc import RUNNERS as _HSCC
 from .hull import RUNNERS as _HULL
 from .ndp import RUNNERS as _NDP
@@ -28,6 +29,7 @@ RUNNERS: dict[str, tuple[Callable[..., list[dict[str, Any]]], Callable[..., Any]
     **_HSCC,
     **_ECNSHARP,
     **_RDMA,
+    **_HOMA,
     **_SWIFT,
     **_NDP,
 }

@@ -260,9 +260,10 @@ pub struct World<'a> {
     rdma: Option<RdmaRun>,
     /// NDP's senders, receivers and pull pacers, when flows run over NDP.
     ndp: Option<NdpRun>,
-    homa: Option<HomaRun>,
-    /// The hosts' NICs take data from RDMA QPs or NDP senders when their
-    /// port is free (`nic_free`).
+    /// Homa's messages and schedulers, when flows are Homa messages.
+    homa: Option<Box<HomaRun>>,
+    /// The hosts' NICs take data from RDMA QPs, NDP senders or Homa
+    /// messages when their port is free (`nic_free`).
     nic_pulls: bool,
     /// HPCC: switch ports stamp INT records on data packets.
     int_on: bool,
@@ -386,7 +387,7 @@ impl<'a> World<'a> {
             w.ndp = Some(NdpRun::new(s, &w.net, w.preamble));
         }
         if s.homa.is_some() {
-            w.homa = Some(HomaRun::new(s, &w.net, w.preamble));
+            w.homa = Some(Box::new(HomaRun::new(s, &w.net, w.preamble)));
         }
         let int = w.rdma.as_ref().is_some_and(|r| r.int_hops > 0);
         w.int_on = int;
