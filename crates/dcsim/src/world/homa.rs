@@ -87,15 +87,7 @@ impl World<'_> {
             ..Default::default()
         };
         self.flows[m.flow as usize].sender_at_start.segments_sent += 1;
-        self.homa_inject(now, host, p);
-    }
-
-    fn homa_inject(&mut self, now: SimTime, host: u32, pkt: Packet) {
-        let id = self.pool.alloc(pkt);
-        self.pool.get_mut(id).finalize_size(self.preamble);
-        self.packets_created += 1;
-        let nic = self.net.nic(host);
-        self.enqueue(now, nic, id);
+        self.nic_inject(now, host, p);
     }
 
     /// A Homa frame reached `host`. (Out of line: TCP runs pay nothing for it.)
@@ -128,7 +120,7 @@ impl World<'_> {
                 Action::Grant { msg, to, offset, bytes, prio } => {
                     let flow_hash = self.homa().paths[host as usize].next_u32();
                     let g = Packet { kind: FrameKind::HomaGrant, conn: msg, src_host: host, dst_host: to, flow_hash, seq: offset, ack: bytes, ts_val: prio as u32, ..Default::default() };
-                    self.homa_inject(now, host, g);
+                    self.nic_inject(now, host, g);
                 }
                 Action::Timer { at, host, src } => self.q.schedule(at, Ev::HomaGrant { host, src }),
             }

@@ -131,10 +131,11 @@ impl World<'_> {
         if arm {
             self.q.schedule(now + rto, Ev::NdpTimer(idx));
         }
-        self.ndp_inject(now, host, p);
+        self.nic_inject(now, host, p);
     }
 
-    fn ndp_inject(&mut self, now: SimTime, host: u32, pkt: Packet) {
+    /// A packet made at `host` (by NDP or Homa) joins its NIC's queue.
+    pub(super) fn nic_inject(&mut self, now: SimTime, host: u32, pkt: Packet) {
         let id = self.pool.alloc(pkt);
         self.pool.get_mut(id).finalize_size(self.preamble);
         self.packets_created += 1;
@@ -206,7 +207,7 @@ impl World<'_> {
         } else {
             self.ndp_wake_pacer(now, host);
         }
-        self.ndp_inject(now, host, reply);
+        self.nic_inject(now, host, reply);
     }
 
     /// Return-to-sender: a trimmed header that trimming switch port `port`
@@ -264,7 +265,7 @@ impl World<'_> {
                 ts_val: nf.rx.pull_no as u32,
                 ..Default::default()
             };
-            self.ndp_inject(now, host, pull);
+            self.nic_inject(now, host, pull);
         }
         self.ndp_wake_pacer(now, host);
     }
