@@ -2617,10 +2617,10 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_ndp(&self, n: &NdpCfg) -> Result<(), ConfigError> {
-        self.flow_workloads_only("ndp", "a bulk many-to-one")?;
-        let others = [
-            (self.rdma.is_some(), "rdma"),
+    /// A receiver-driven transport (`section`) runs without the other
+    /// transports in `transports` and without TCP's host and switch add-ons.
+    fn alone(&self, section: &str, transports: &[(bool, &str)], why: &str) -> Result<(), ConfigError> {
+        let add_ons = [
             (self.host.pacer.is_some(), "host.pacer"),
             (self.host.tsq.is_some(), "host.tsq"),
             (self.host.rtt_variation.is_some(), "host.rtt_variation"),
@@ -2628,9 +2628,15 @@ impl Scenario {
             (self.switch.pfc.is_some(), "switch.pfc"),
             (self.switch.voq.is_some(), "switch.voq"),
         ];
-        if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
-            return Err(err("ndp", format!("{what} cannot be combined with [ndp] (NDP needs neither: its switches trim, its receivers pace)")));
+        match transports.iter().chain(&add_ons).find(|(set, _)| *set) {
+            Some((_, what)) => Err(err(section, format!("{what} cannot be combined with [{section}] ({why})"))),
+            None => Ok(()),
         }
+    }
+
+    fn validate_ndp(&self, n: &NdpCfg) -> Result<(), ConfigError> {
+        self.flow_workloads_only("ndp", "a bulk many-to-one")?;
+        self.alone("ndp", &[(self.rdma.is_some(), "rdma")], "NDP needs neither: its switches trim, its receivers pace")?;
         let room = (self.link.mtu as u64).saturating_sub(crate::packet::IPV4_HEADER + crate::packet::NDP_HEADER);
         let payload = n.payload_for(self.link.mtu);
         if payload == 0 || payload > room {
@@ -2653,19 +2659,8 @@ impl Scenario {
 
     fn validate_homa(&self, h: &HomaCfg) -> Result<(), ConfigError> {
         self.flow_workloads_only("homa", "a bulk many-to-one")?;
-        let others = [
-            (self.rdma.is_some(), "rdma"),
-            (self.ndp.is_some(), "ndp"),
-            (self.host.pacer.is_some(), "host.pacer"),
-            (self.host.tsq.is_some(), "host.tsq"),
-            (self.host.rtt_variation.is_some(), "host.rtt_variation"),
-            (self.switch.hscc.is_some(), "switch.hscc"),
-            (self.switch.pfc.is_some(), "switch.pfc"),
-            (self.switch.voq.is_some(), "switch.voq"),
-        ];
-        if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
-            return Err(err("homa", format!("{what} cannot be combined with [homa] (Homa's receivers schedule, its switches only prioritise)")));
-        }
+        let transports = [(self.rdma.is_some(), "rdma"), (self.ndp.is_some(), "ndp")];
+        self.alone("homa", &transports, "Homa's receivers schedule, its switches only prioritise")?;
         if !(2..=8).contains(&h.priorities) {
             return Err(err("homa.priorities", format!("{} is out of range: allowed 2..=8 levels", h.priorities)));
         }
