@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -72,6 +73,13 @@ def test_seeds_give_intervals_on_an_experiment_with_random_input(tmp_path):
     assert "over 3 seeds" not in p.stdout and ", 3 seeds;" in p.stdout
     measured = json.loads((tmp_path / name / "measurements.json").read_text())
     assert {r["seed"] for r in measured} == {1, 2, 3}
+    # The seeds ran side by side on one pool; the first, run alone (and with
+    # another hash seed), measures the same rows in the same order.
+    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "reproduce", name, "--quick", "--seeds", "1", "--out", str(tmp_path / "alone")],
+                       capture_output=True, text=True, timeout=600, env=os.environ | {"PYTHONHASHSEED": "7"})
+    assert p.returncode == 0, p.stderr
+    alone = json.loads((tmp_path / "alone" / name / "measurements.json").read_text())
+    assert alone == [r for r in measured if r["seed"] == 1]
 
 
 def test_the_quick_spec_replaces_keys_at_every_level():

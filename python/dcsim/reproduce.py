@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from . import units
 from .experiments import ROOT, RUNNERS
+from .experiments._common import run_replicas, shared_pool
 from .results import write_file_atomic
 
 FIELDS = ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "tolerance", "holds", "note", "source",
@@ -242,16 +243,18 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: st
         spec = quick_spec(spec)
     runner, figure = RUNNERS[name]
     n = seeds or SEEDS
-    replicas = []
-    for replica in range(n):
-        print(f"  seed {replica + 1}/{n}", file=sys.stderr, flush=True)
-        replicas.append(runner(spec | {"replica": replica}, folder))
-        if replica == 1 and replicas[1] == replicas[0]:
-            # The seed enters nothing the experiment measures (no random input):
-            # more seeds would repeat the same run, and one run is exact.
+    with shared_pool():
+        # Seeds 1 and 2 first, to learn whether the seed enters anything the
+        # experiment measures; then the rest, side by side.
+        replicas = run_replicas(runner, spec, folder, range(min(n, 2)))
+        print(file=sys.stderr)
+        if n > 1 and replicas[1] == replicas[0]:
+            # No random input: more seeds would repeat the same run, and one run is exact.
             print("  the second seed repeats the first exactly: the experiment is deterministic", file=sys.stderr)
             replicas.pop()
-            break
+        elif n > 2:
+            replicas += run_replicas(runner, spec, folder, range(2, n))
+            print(file=sys.stderr)
     comparison = compare(run_name(name, variant), spec, replicas)
     rows = [{"seed": replica + 1} | r for replica, rs in enumerate(replicas) for r in rs]
     dest = out / run_name(name, variant)

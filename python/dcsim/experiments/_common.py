@@ -1,6 +1,7 @@
 """What every reproduction runner shares: running a list of jobs in a
-process pool (one worker per core; rows come back in submission order, so
-the output does not depend on the number of workers), each replica's seed,
+process pool (one worker per core, shared by the replicas running side by
+side; rows come back in submission order, so the output depends neither on
+the number of workers nor on what else the pool runs), each replica's seed,
 and reading a run's ports, queue samples and percentiles."""
 
 from __future__ import annotations
@@ -8,8 +9,11 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable
+import threading
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 from ..analysis import percentile
 
@@ -18,16 +22,56 @@ Rows = list[dict[str, Any]]
 Job = tuple[dict[str, Any], str | dict[str, Any], str | None, dict[str, Any]]
 
 
+# The process pool of the experiment being run (`shared_pool`), and each
+# replica's progress: (runs done, runs submitted).
+_pool: ProcessPoolExecutor | None = None
+_progress: dict[int, tuple[int, int]] = {}
+_progress_lock = threading.Lock()
+
+
+@contextmanager
+def shared_pool() -> Iterator[ProcessPoolExecutor]:
+    """One worker per core for every run inside, so that replicas run side
+    by side (`run_replicas`) and no core waits for the slowest run of one
+    replica. The workers are forked here, before any replica's thread
+    starts (a forking pool starts all its workers at the first submit)."""
+    global _pool
+    if _pool is not None:
+        yield _pool
+        return
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        pool.submit(int).result()
+        _pool = pool
+        try:
+            yield pool
+        finally:
+            _pool = None
+
+
+def run_replicas(runner: Callable[[dict[str, Any], Path], Rows], spec: dict[str, Any], folder: Path, replicas: range) -> list[Rows]:
+    """An experiment's runner for each replica, side by side on one pool;
+    results in replica order."""
+    _progress.clear()
+    with shared_pool(), ThreadPoolExecutor(max_workers=len(replicas)) as threads:
+        return list(threads.map(lambda r: runner(spec | {"replica": r}, folder), replicas))
+
+
+def show_progress(spec: dict[str, Any], done: int, total: int) -> None:
+    """One status line for every replica running."""
+    with _progress_lock:
+        _progress[spec.get("replica", 0)] = (done, total)
+        line = ", ".join(f"seed {r + 1}: {d}/{t}" for r, (d, t) in sorted(_progress.items()))
+        print(f"\r  runs done: {line}", end="", file=sys.stderr, flush=True)
+
+
 def _run_jobs(jobs: list[Job], measure: Callable[[Any, dict[str, Any], dict[str, Any]], Rows], spec: dict[str, Any]) -> Rows:
     """Run every job (in parallel) and measure each result in its worker."""
     rows: Rows = []
-    workers = min(len(jobs), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with shared_pool() as pool:
         futures = [pool.submit(_one, job, measure, spec) for job in jobs]
         for k, f in enumerate(futures, 1):
             rows.extend(f.result())
-            print(f"\r  run {k}/{len(jobs)}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+            show_progress(spec, k, len(jobs))
     return rows
 
 

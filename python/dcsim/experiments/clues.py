@@ -4,17 +4,14 @@ measured rows {metric, condition..., value} and the figures."""
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 import tomllib
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..scenario import set_path
-from ._common import Job, Rows, _finish, _run_jobs, replica_seed, seeded
+from ._common import Job, Rows, _finish, _run_jobs, replica_seed, seeded, shared_pool, show_progress
 
 
 def _rto_case_cells(scenario: Path, base: dict[str, Any], lossless: float, tiers: list[int]) -> dict[int, int]:
@@ -285,15 +282,13 @@ def _run_sweep(spec: dict[str, Any], folder: Path, arrear_runs: list[bool]) -> t
     run = base.setdefault("run", {})
     run["seed"] = replica_seed(spec, run.get("seed", 1))
     tasks = [(rate, a, points[i:i + spec["chunk"]]) for rate in spec["rates"] for a in arrear_runs for i in range(0, len(points), spec["chunk"])]
-    t0, done, results = time.time(), 0, []
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    t0, results = time.time(), []
+    with shared_pool() as pool:
         futures = [pool.submit(_sweep_chunk, base, rate, a, chunk) for rate, a, chunk in tasks]
         total = sum(len(c) for _, _, c in tasks)
         for f in futures:
             results.extend(f.result())
-            done = len(results)
-            print(f"\r  {done}/{total} runs, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+            show_progress(spec, len(results), total)
     return results, kept, grid, time.time() - t0
 
 

@@ -83,7 +83,7 @@ def hscc_leafspine(spec: dict[str, Any], folder: Path) -> Rows:
     schemes = [(s, s, {}) for s in spec["schemes"]]
     rows = _run_jobs(_leafspine_jobs(spec, folder, schemes), _measure_leafspine, spec)
     # PIAS's unfinished flows over all loads (the seed counts 25 in web search).
-    for scheme in {r["scheme"] for r in rows}:
+    for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rows.append({"scheme": scheme, "load": "all", "metric": "unfinished_total",
                      "value": sum(r["value"] for r in rows if r["scheme"] == scheme and r["metric"] == "unfinished")})
     return rows
