@@ -820,6 +820,10 @@ pub struct TimelyCfg {
     /// After this many gradient-based increases in a row, increase by 5 delta (HAI).
     #[serde(default = "timely_hai_after")]
     pub hai_after: u32,
+    /// Scale each change by the time since the last update over `min_rtt`,
+    /// at most 1 (§5, "rate update frequency"; the authors' `delta_factor`).
+    #[serde(default)]
+    pub scale_by_interval: bool,
     /// Pace whole segments, each sent as a burst of packets (the paper's
     /// NIC, §3.3), rather than each packet.
     #[serde(default = "yes")]

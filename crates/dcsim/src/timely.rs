@@ -13,6 +13,11 @@
 //! EWMA of RTT differences: increase by delta (5 delta after `hai_after`
 //! non-positive gradients in a row, hyperactive increase) when it is not
 //! positive, else decrease by beta times the gradient.
+//!
+//! With `scale_by_interval`, each change is scaled by the time since the
+//! previous update over minRTT, at most 1 (§5, "rate update frequency":
+//! a flow that updates more often than once per minRTT moves no faster;
+//! the authors' published rate computation, `delta_factor`).
 
 use crate::config::TimelyCfg;
 
@@ -26,10 +31,13 @@ pub struct Timely {
     segment: u64,
     per_window: bool,
     hai_after: u32,
+    scale_by_interval: bool,
     min_rate: f64,
     line_rate: f64,
     pub rate: f64,
     prev_rtt: Option<f64>,
+    /// When the previous update (or the priming sample) came, in seconds.
+    last_update: f64,
     rtt_diff: f64,
     /// Gradient-based increases in a row.
     increases: u32,
@@ -51,10 +59,12 @@ impl Timely {
             segment: cfg.segment.0,
             per_window: cfg.per_window,
             hai_after: cfg.hai_after,
+            scale_by_interval: cfg.scale_by_interval,
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
             rate: line_rate,
             prev_rtt: None,
+            last_update: 0.0,
             rtt_diff: 0.0,
             increases: 0,
             update_point: 0,
@@ -63,9 +73,9 @@ impl Timely {
     }
 
     /// An ACK acknowledged bytes up to `acked`, with an RTT sample of `rtt`
-    /// seconds, when the sender has sent up to `snd_nxt`. Returns the new
-    /// rate if a completion event updated it.
-    pub fn on_ack(&mut self, acked: u64, snd_nxt: u64, rtt: f64) -> Option<f64> {
+    /// seconds, when the sender has sent up to `snd_nxt`, at `now` seconds.
+    /// Returns the new rate if a completion event updated it.
+    pub fn on_ack(&mut self, acked: u64, snd_nxt: u64, rtt: f64, now: f64) -> Option<f64> {
         let due = if self.per_window {
             acked > self.update_point || self.prev_rtt.is_none()
         } else {
@@ -75,23 +85,25 @@ impl Timely {
             return None;
         }
         self.update_point = if self.per_window { snd_nxt } else { acked };
+        let since = now - std::mem::replace(&mut self.last_update, now);
         let prev = self.prev_rtt.replace(rtt)?;
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
+        let scale = if self.scale_by_interval { (since / self.min_rtt).min(1.0) } else { 1.0 };
         if rtt < self.t_low {
             self.increases = 0;
-            self.rate += self.delta;
+            self.rate += scale * self.delta;
         } else if rtt > self.t_high {
             self.increases = 0;
-            self.rate *= 1.0 - self.beta * (1.0 - self.t_high / rtt);
+            self.rate *= 1.0 - scale * self.beta * (1.0 - self.t_high / rtt);
             self.decreases += 1;
         } else if gradient <= 0.0 {
             self.increases += 1;
             let n = if self.increases >= self.hai_after { 5.0 } else { 1.0 };
-            self.rate += n * self.delta;
+            self.rate += scale * n * self.delta;
         } else {
             self.increases = 0;
-            self.rate *= (1.0 - self.beta * gradient).max(0.0);
+            self.rate *= (1.0 - scale * self.beta * gradient).max(0.0);
             self.decreases += 1;
         }
         self.rate = self.rate.clamp(self.min_rate, self.line_rate);
@@ -111,49 +123,66 @@ mod tests {
     #[test]
     fn one_update_per_segment_and_the_first_sample_only_primes() {
         let mut t = timely();
-        assert_eq!(t.on_ack(1000, 0, 100e-6), None, "less than a segment");
-        assert_eq!(t.on_ack(16_384, 0, 100e-6), None, "the first RTT only primes the gradient");
-        assert_eq!(t.on_ack(20_000, 0, 100e-6), None);
-        assert!(t.on_ack(32_768, 0, 100e-6).is_some());
+        assert_eq!(t.on_ack(1000, 0, 100e-6, 0.0), None, "less than a segment");
+        assert_eq!(t.on_ack(16_384, 0, 100e-6, 0.0), None, "the first RTT only primes the gradient");
+        assert_eq!(t.on_ack(20_000, 0, 100e-6, 0.0), None);
+        assert!(t.on_ack(32_768, 0, 100e-6, 0.0).is_some());
     }
 
     #[test]
     fn per_window_updates_once_per_window_of_data() {
         let cfg: TimelyCfg = serde_json::from_str(r#"{"per_window": true}"#).unwrap();
         let mut t = Timely::new(&cfg, 10e9);
-        assert_eq!(t.on_ack(1000, 50_000, 100e-6), None, "the first ACK only primes; the window ends at 50 000");
-        assert_eq!(t.on_ack(50_000, 90_000, 100e-6), None, "not past the window's end");
-        assert!(t.on_ack(51_000, 90_000, 100e-6).is_some());
-        assert_eq!(t.on_ack(89_000, 120_000, 100e-6), None);
-        assert!(t.on_ack(90_001, 120_000, 100e-6).is_some());
+        assert_eq!(t.on_ack(1000, 50_000, 100e-6, 0.0), None, "the first ACK only primes; the window ends at 50 000");
+        assert_eq!(t.on_ack(50_000, 90_000, 100e-6, 0.0), None, "not past the window's end");
+        assert!(t.on_ack(51_000, 90_000, 100e-6, 0.0).is_some());
+        assert_eq!(t.on_ack(89_000, 120_000, 100e-6, 0.0), None);
+        assert!(t.on_ack(90_001, 120_000, 100e-6, 0.0).is_some());
     }
 
     #[test]
     fn the_four_regions() {
         let mut t = timely();
         t.rate = 5e9;
-        t.on_ack(16_384, 0, 100e-6);
+        t.on_ack(16_384, 0, 100e-6, 0.0);
         // Rising RTT between the thresholds: decrease by beta x gradient.
         // rtt_diff = 0.875 x 10 us; gradient = 8.75 / 20; rate x (1 - 0.8 x 0.4375) = x 0.65.
-        let r = t.on_ack(32_768, 0, 110e-6).unwrap();
+        let r = t.on_ack(32_768, 0, 110e-6, 0.0).unwrap();
         assert!((r - 5e9 * 0.65).abs() < 1.0, "{r}");
         // Above T_high = 500 us: x (1 - 0.8 (1 - 500/1000)) = x 0.6.
-        let r2 = t.on_ack(49_152, 0, 1000e-6).unwrap();
+        let r2 = t.on_ack(49_152, 0, 1000e-6, 0.0).unwrap();
         assert!((r2 - r * 0.6).abs() < 1.0);
         // Below T_low: + delta.
-        let r3 = t.on_ack(65_536, 0, 30e-6).unwrap();
+        let r3 = t.on_ack(65_536, 0, 30e-6, 0.0).unwrap();
         assert!((r3 - (r2 + 10e6)).abs() < 1.0);
         // A steady RTT between the thresholds (zero gradient): + delta, and
         // 5 delta from the fifth such increase in a row.
         let mut t = timely();
         t.rate = 1e9;
-        t.on_ack(16_384, 0, 200e-6);
+        t.on_ack(16_384, 0, 200e-6, 0.0);
         let mut rate = 1e9;
         for k in 1..=6u64 {
-            let now = t.on_ack(16_384 * (k + 1), 0, 200e-6).unwrap();
+            let now = t.on_ack(16_384 * (k + 1), 0, 200e-6, 0.0).unwrap();
             let expect = if k >= 5 { 50e6 } else { 10e6 };
             assert!((now - rate - expect).abs() < 1.0, "step {k}: {}", now - rate);
             rate = now;
         }
+    }
+
+    #[test]
+    fn scaled_by_the_time_since_the_last_update_over_min_rtt() {
+        let cfg: TimelyCfg = serde_json::from_str(r#"{"scale_by_interval": true}"#).unwrap();
+        let mut t = Timely::new(&cfg, 10e9);
+        t.rate = 5e9;
+        t.on_ack(16_384, 0, 100e-6, 100e-6);
+        // 10 us after the priming sample, half of minRTT: half a step.
+        let r = t.on_ack(32_768, 0, 100e-6, 110e-6).unwrap();
+        assert!((r - (5e9 + 5e6)).abs() < 1.0, "{r}");
+        // A rise of 10 us 5 us later: x (1 - 0.25 x 0.8 x 0.4375).
+        let r2 = t.on_ack(49_152, 0, 110e-6, 115e-6).unwrap();
+        assert!((r2 - r * (1.0 - 0.25 * 0.8 * 0.4375)).abs() < 1.0, "{r2}");
+        // A minRTT or more since the last: the whole step, as unscaled.
+        let r3 = t.on_ack(65_536, 0, 30e-6, 1.0).unwrap();
+        assert!((r3 - (r2 + 10e6)).abs() < 1.0, "{r3}");
     }
 }

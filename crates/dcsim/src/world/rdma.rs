@@ -277,7 +277,7 @@ impl World<'_> {
                 // The rate-based schemes react to every ACK.
                 let rtt = Dur::from_ns(((now.ps() / 1000) as u32).wrapping_sub(pkt.ts_ecr) as u64).as_secs_f64();
                 let rate = match &mut q.cc {
-                    QpCc::Timely(t) => t.on_ack(q.snd_una, q.snd_nxt, rtt),
+                    QpCc::Timely(t) => t.on_ack(q.snd_una, q.snd_nxt, rtt, now.as_secs_f64()),
                     QpCc::Hpcc(h) => {
                         let r = h.on_ack(pkt.ack, q.snd_nxt, &int);
                         q.window = Some(h.window());
