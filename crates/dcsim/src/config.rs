@@ -820,6 +820,10 @@ pub struct TimelyCfg {
     /// After this many gradient-based increases in a row, increase by 5 delta (HAI).
     #[serde(default = "timely_hai_after")]
     pub hai_after: u32,
+    /// Count updates whose RTT fell below the previous one for HAI (the
+    /// authors' published code) instead of gradient-based increases.
+    #[serde(default)]
+    pub hai_counts_rtt_falls: bool,
     /// Scale each change by the time since the last update over `min_rtt`,
     /// at most 1 (§5, "rate update frequency"; the authors' `delta_factor`).
     #[serde(default)]

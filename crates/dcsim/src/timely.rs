@@ -14,6 +14,10 @@
 //! non-positive gradients in a row, hyperactive increase) when it is not
 //! positive, else decrease by beta times the gradient.
 //!
+//! With `hai_counts_rtt_falls`, the hyperactive increase counts updates
+//! whose RTT fell below the previous one, as the authors' published code
+//! does, rather than gradient-based increases, as Algorithm 1 words it.
+//!
 //! With `scale_by_interval`, each change is scaled by the time since the
 //! previous update over minRTT, at most 1 (§5, "rate update frequency":
 //! a flow that updates more often than once per minRTT moves no faster;
@@ -31,6 +35,7 @@ pub struct Timely {
     segment: u64,
     per_window: bool,
     hai_after: u32,
+    hai_counts_rtt_falls: bool,
     scale_by_interval: bool,
     min_rate: f64,
     line_rate: f64,
@@ -41,6 +46,8 @@ pub struct Timely {
     rtt_diff: f64,
     /// Gradient-based increases in a row.
     increases: u32,
+    /// Updates in a row whose RTT fell below the previous one.
+    falls: u32,
     /// Where the next update is due from: the acknowledged bytes at the
     /// last update, or with `per_window` the end of the window it opened.
     update_point: u64,
@@ -59,6 +66,7 @@ impl Timely {
             segment: cfg.segment.0,
             per_window: cfg.per_window,
             hai_after: cfg.hai_after,
+            hai_counts_rtt_falls: cfg.hai_counts_rtt_falls,
             scale_by_interval: cfg.scale_by_interval,
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
@@ -67,6 +75,7 @@ impl Timely {
             last_update: 0.0,
             rtt_diff: 0.0,
             increases: 0,
+            falls: 0,
             update_point: 0,
             decreases: 0,
         }
@@ -87,6 +96,7 @@ impl Timely {
         self.update_point = if self.per_window { snd_nxt } else { acked };
         let since = now - std::mem::replace(&mut self.last_update, now);
         let prev = self.prev_rtt.replace(rtt)?;
+        self.falls = if rtt < prev { self.falls + 1 } else { 0 };
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
         let scale = if self.scale_by_interval { (since / self.min_rtt).min(1.0) } else { 1.0 };
@@ -99,7 +109,8 @@ impl Timely {
             self.decreases += 1;
         } else if gradient <= 0.0 {
             self.increases += 1;
-            let n = if self.increases >= self.hai_after { 5.0 } else { 1.0 };
+            let streak = if self.hai_counts_rtt_falls { self.falls } else { self.increases };
+            let n = if streak >= self.hai_after { 5.0 } else { 1.0 };
             self.rate += scale * n * self.delta;
         } else {
             self.increases = 0;
@@ -184,5 +195,29 @@ mod tests {
         // A minRTT or more since the last: the whole step, as unscaled.
         let r3 = t.on_ack(65_536, 0, 30e-6, 1.0).unwrap();
         assert!((r3 - (r2 + 10e6)).abs() < 1.0, "{r3}");
+    }
+
+    #[test]
+    fn hyperactive_increase_after_falling_rtts_when_so_counted() {
+        let cfg: TimelyCfg = serde_json::from_str(r#"{"hai_counts_rtt_falls": true}"#).unwrap();
+        let mut t = Timely::new(&cfg, 10e9);
+        t.rate = 1e9;
+        t.on_ack(16_384, 0, 200e-6, 0.0);
+        // A steady RTT: a zero gradient, so every update increases, but no
+        // RTT falls, so never 5 delta (counting increases: from the fifth).
+        let mut rate = 1e9;
+        for k in 1..=6u64 {
+            let now = t.on_ack(16_384 * (k + 1), 0, 200e-6, 0.0).unwrap();
+            assert!((now - rate - 10e6).abs() < 1.0, "step {k}: {}", now - rate);
+            rate = now;
+        }
+        // Five falls in a row: 5 delta at the fifth.
+        let mut steps = Vec::new();
+        for k in 1..=5u64 {
+            let now = t.on_ack(16_384 * (k + 7), 0, (200.0 - k as f64) * 1e-6, 0.0).unwrap();
+            steps.push(((now - rate) / 1e6).round());
+            rate = now;
+        }
+        assert_eq!(steps, [10.0, 10.0, 10.0, 10.0, 50.0]);
     }
 }
