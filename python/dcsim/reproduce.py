@@ -247,14 +247,12 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: st
         # Seeds 1 and 2 first, to learn whether the seed enters anything the
         # experiment measures; then the rest, side by side.
         replicas = run_replicas(runner, spec, folder, range(min(n, 2)))
-        print(file=sys.stderr)
         if n > 1 and replicas[1] == replicas[0]:
             # No random input: more seeds would repeat the same run, and one run is exact.
             print("  the second seed repeats the first exactly: the experiment is deterministic", file=sys.stderr)
             replicas.pop()
         elif n > 2:
             replicas += run_replicas(runner, spec, folder, range(2, n))
-            print(file=sys.stderr)
     comparison = compare(run_name(name, variant), spec, replicas)
     rows = [{"seed": replica + 1} | r for replica, rs in enumerate(replicas) for r in rs]
     dest = out / run_name(name, variant)

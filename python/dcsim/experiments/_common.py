@@ -50,10 +50,12 @@ def shared_pool() -> Iterator[ProcessPoolExecutor]:
 
 def run_replicas(runner: Callable[[dict[str, Any], Path], Rows], spec: dict[str, Any], folder: Path, replicas: range) -> list[Rows]:
     """An experiment's runner for each replica, side by side on one pool;
-    results in replica order."""
+    results in replica order. Ends the progress line."""
     _progress.clear()
     with shared_pool(), ThreadPoolExecutor(max_workers=len(replicas)) as threads:
-        return list(threads.map(lambda r: runner(spec | {"replica": r}, folder), replicas))
+        results = list(threads.map(lambda r: runner(spec | {"replica": r}, folder), replicas))
+    print(file=sys.stderr)
+    return results
 
 
 def show_progress(spec: dict[str, Any], done: int, total: int) -> None:
