@@ -386,8 +386,9 @@ impl Network {
     /// The egress port a switch uses toward `dst` for a flow with
     /// `flow_hash`: ECMP by the flow's hash mixed with the switch id (so
     /// switches do not all make the same choice), the same for all packets
-    /// of the flow.
-    #[inline]
+    /// of the flow. (Always inlined, as `Heap::sift_down`, for the run
+    /// loop's two copies.)
+    #[inline(always)]
     pub fn next_port(&self, switch: u32, dst: u32, flow_hash: u32) -> Option<u32> {
         let (start, count) = self.fib_entry(switch, dst);
         let pick = match count {

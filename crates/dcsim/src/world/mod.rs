@@ -526,10 +526,22 @@ impl<'a> World<'a> {
     // ---- the run loop ----------------------------------------------------------------
 
     pub fn run(&mut self, progress: Option<&Progress>) -> Result<(), RunError> {
+        if self.prefetch {
+            self.run_events::<true>(progress)
+        } else {
+            self.run_events::<false>(progress)
+        }
+    }
+
+    /// The loop, compiled twice: for a large network (`LARGE`) it
+    /// prefetches and has the wheel's pop inlined, and a small network's
+    /// loop keeps its instructions.
+    #[inline(always)]
+    fn run_events<const LARGE: bool>(&mut self, progress: Option<&Progress>) -> Result<(), RunError> {
         let end = self.scenario.run.duration.map(|d| d.0.ps());
         let total_work = self.unfinished.max(1) as f64;
-        while let Some((now, ev)) = self.q.pop() {
-            if self.prefetch {
+        while let Some((now, ev)) = if LARGE { self.q.pop_large() } else { self.q.pop() } {
+            if LARGE {
                 self.prefetch_next();
             }
             self.dispatch(now, ev);
