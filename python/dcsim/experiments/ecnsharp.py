@@ -240,7 +240,8 @@ def _fabric_jobs(spec: dict[str, Any], folder: Path) -> list[Job]:
         for workload in spec["workloads"]:
             for load in _loads(spec, topo, workload):
                 for scheme, aqm in spec["aqm"].items():
-                    stop = spec.get("stop_by_load", {}).get(str(load), spec["stop"])  # one launch period, or one per topology
+                    # One launch period, or one per topology; `stop_by_load` gives some loads their own.
+                    stop = spec.get("stop_by_load", {}).get(str(load), spec["stop"])
                     overrides = {f"topology.{k}": v for k, v in spec["topology"][topo].items()} | {
                         "switch.aqm": aqm, "workload[0].size": {"cdf": spec["workload"][workload]}, "workload[0].load": load,
                         "workload[0].stop": stop[topo] if isinstance(stop, dict) else stop}
