@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import json
+import tomllib
+from pathlib import Path
 
+import dcsim.experiments.ecnsharp as ecnsharp
 from conftest import reproduce_quick
+from dcsim.reproduce import quick_spec
 
 
 def test_ecnsharp_dwrr_shares_the_bottleneck_2_1_1_and_beats_tcn_on_short_flows(tmp_path):
@@ -58,3 +62,13 @@ def test_ecnsharp_fabrics_persistent_marking_shortens_short_flows(tmp_path):
         rows = [r for r in reproduce_quick(name, tmp_path) if r["metric"] == "claim" and "mean FCT is at most" in r["note"]
                 and json.loads(r["condition"])["left"] | {"scheme": None} == {"topology": topology, "workload": "web search", "load": 0.8, "scheme": None}]
         assert len(rows) == 1 and rows[0]["verdict"] == "holds", rows
+
+
+def test_a_quick_fabric_run_keeps_the_launch_period_its_load_is_given():
+    # ecnsharp-leafspine's quick version: load 0.2 (few large flows) keeps
+    # full mode's 200 ms, the other compared loads run 50 ms.
+    folder = Path(ecnsharp.__file__).parent / "ecnsharp-leafspine"
+    spec = quick_spec(tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8")))
+    stops = {(c["load"], ov["workload[0].stop"]) for c, _, _, ov in ecnsharp._fabric_jobs(spec, folder)}
+    assert {s for load, s in stops if load == 0.2} == {"200ms"}
+    assert {s for load, s in stops if load != 0.2} == {"50ms"}
