@@ -583,9 +583,12 @@ impl<'a> World<'a> {
     /// handled: in a large fabric most of an event's time is cache misses.
     #[inline]
     fn prefetch_next(&self) {
-        match self.q.peek() {
+        match self.q.peek_large() {
             Some(Ev::LinkArrive(port, id)) => {
-                prefetch(&self.net.ports[*port as usize]);
+                // An arrival reads only the link's frames and far end.
+                let p = &self.net.ports[*port as usize];
+                prefetch(&p.on_wire);
+                prefetch(&p.peer);
                 prefetch(self.pool.get(*id));
             }
             Some(Ev::TxDone(port)) => prefetch(&self.net.ports[*port as usize]),
