@@ -1,6 +1,7 @@
 //! One run over several threads (issue 30, deliverable 2): with the
 //! canonical event order, every output of 1, 2 and 4 threads is identical,
-//! on fabrics with and without ECMP, with incast and with a link failure.
+//! on fabrics with and without ECMP, with incast and with a link failure,
+//! under TCP, NDP, Homa and RDMA.
 
 use dcsim::world::{run_threads, unsupported, RunError, RunOutput};
 use dcsim::Scenario;
@@ -57,7 +58,10 @@ fn same_for_1_2_and_4_threads(text: &str) -> RunOutput {
     for threads in [2, 4] {
         let (many, _) = outputs(&s, threads);
         for (a, b) in one.iter().zip(&many) {
-            assert!(a == b, "{threads} threads differ from 1:\n{}\n{}", &a[..a.len().min(300)], &b[..b.len().min(300)]);
+            // Show where they part: the table and the text around it.
+            let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+            let from = at.saturating_sub(150);
+            assert!(a == b, "{threads} threads differ from 1 in {}:\n…{}\n…{}", &a[..a.find(':').unwrap_or(0)], &a[from..a.len().min(at + 60)], &b[from..b.len().min(at + 60)]);
         }
     }
     // Not a run that did nothing: packets crossed the fabric and flows ended.
@@ -158,6 +162,8 @@ fn what_cannot_split_says_why() {
     let pcap = Scenario::from_toml_str(&format!("{FATTREE}\n[[output.pcap]]\nhost = 1\n")).unwrap();
     assert!(unsupported(&pcap, 2).unwrap().contains("output.pcap"));
     assert!(unsupported(&pcap, 1).is_none());
+    let pfc = Scenario::from_toml_str(&fat_tree_with("buffer = \"200KB\"\npfc = { xoff = \"100KB\" }", "[rdma]\ncc = { type = \"dcqcn\" }")).unwrap();
+    assert!(unsupported(&pfc, 2).unwrap().contains("switch.pfc"));
     // No lookahead: a zero-delay link.
     let star = r#"
 [run]
@@ -180,4 +186,33 @@ rounds = 3
         other => panic!("expected an error, got {:?}", other.map(|o| o.summary)),
     }
     assert_eq!(run_threads(&s, 1, None).unwrap().table("queries").rows(), 3);
+}
+
+/// The k = 4 fat-tree's Poisson traffic under another transport for 2 ms,
+/// its incast as a many-to-one bulk transfer (these transports have no
+/// query app).
+fn fat_tree_with(switch: &str, transport: &str) -> String {
+    let tcp = "[switch]\nbuffer = \"60pkt\"\nforwarding_latency = \"300ns\"\naqm = { type = \"dctcp\", k = \"20pkt\" }\n[tcp]\ncc = \"dctcp\"\nmin_rto = \"1ms\"\n";
+    let incast = "type = \"incast\"\nquerier = 0\nresponders = \"4..16\"\nresponse_size = \"20KB\"\nrounds = 10\n";
+    let base = FATTREE.replace(tcp, "").replace(incast, "type = \"bulk\"\nsrc = \"4..16\"\ndst = 0\nsize = \"200KB\"\n").replace("\"4ms\"", "\"2ms\"");
+    assert!(!base.contains("incast") && !base.contains("[tcp]"));
+    format!("{base}\n[switch]\n{switch}\n{transport}\n")
+}
+
+#[test]
+fn ndp_homa_and_rdma_split_too() {
+    // NDP: trimming switches, pulls paced at the receivers.
+    same_for_1_2_and_4_threads(&fat_tree_with(
+        "buffer = \"200000B\"\nrouting = \"path\"\nscheduler = { type = \"strict_priority\", classes = 2, full = \"trim\", class_buffer = \"6pkt\" }",
+        "[ndp]\niw = 23",
+    ));
+    // Homa: grants and priorities.
+    same_for_1_2_and_4_threads(&fat_tree_with("buffer = \"1MB\"\nscheduler = { type = \"strict_priority\", classes = 8 }", "[homa]\nsched_priorities = 4"));
+    // RDMA without PFC (go-back-N on drops): HPCC's telemetry stamped at
+    // every switch, DCQCN's marks and CNPs.
+    same_for_1_2_and_4_threads(&fat_tree_with("buffer = \"200KB\"", "[rdma]\ncc = { type = \"hpcc\" }"));
+    same_for_1_2_and_4_threads(&fat_tree_with(
+        "buffer = \"200KB\"\naqm = { type = \"red\", min_th = \"20KB\", max_th = \"80KB\", max_p = 0.2, weight = 1.0 }",
+        "[rdma]\ncc = { type = \"dcqcn\" }",
+    ));
 }

@@ -22,6 +22,8 @@ use super::*;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
+use crate::hpcc::IntStack;
+
 /// Origins of events (dcsim_engine::queue, canonical order): the
 /// network-wide events, the hosts, then one per switch.
 const GLOBAL: usize = 0;
@@ -41,6 +43,15 @@ pub(super) struct Mail {
     pkt: Packet,
 }
 
+/// The frames one partition sends another in a window, and (HPCC's
+/// telemetry on) their INT records in the same order: those live beside
+/// the packet pool, not in the frame.
+#[derive(Default)]
+pub(super) struct MailBag {
+    frames: Vec<Mail>,
+    int: Vec<IntStack>,
+}
+
 /// This world's place in a split run.
 pub(super) struct Part {
     me: usize,
@@ -52,11 +63,12 @@ pub(super) struct Part {
     /// Canonical tag of each port's arrivals: tag_base + port.
     tag_base: u64,
     /// Frames for each partition, and the earliest arrival among them.
-    outbox: Vec<Vec<Mail>>,
+    outbox: Vec<MailBag>,
     sent_min: SimTime,
-    /// Frames mailed in this window, freed at its end (the handler that
-    /// mailed one may still read it).
-    mailed: Vec<PktId>,
+    /// Frames leaving this window as (partition, port, arrival, frame):
+    /// packed into `outbox` and freed at its end, as the handler that wired
+    /// one may still change it (HPCC's INT record, added after `wired`).
+    leaving: Vec<(u8, u32, SimTime, PktId)>,
     /// Network-wide events popped here and in partition 0 (counted there).
     replicated: u64,
     /// Of the sampled ports this partition samples, each one's index in
@@ -87,9 +99,6 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
     }
     let features = [
         (s.switch.pfc.is_some(), "switch.pfc"),
-        (s.rdma.is_some(), "rdma"),
-        (s.ndp.is_some(), "ndp"),
-        (s.homa.is_some(), "homa"),
         (s.switch.voq.is_some(), "switch.voq"),
         (!s.output.pcap.is_empty(), "output.pcap"),
     ];
@@ -172,9 +181,9 @@ impl<'a> World<'a> {
             owner,
             lookahead,
             tag_base: (FIRST_SWITCH + switches) as u64,
-            outbox: (0..parts).map(|_| Vec::new()).collect(),
+            outbox: (0..parts).map(|_| MailBag::default()).collect(),
             sent_min: SimTime(u64::MAX),
-            mailed: Vec::new(),
+            leaving: Vec::new(),
             replicated: 0,
             sample_entries,
         }));
@@ -207,9 +216,8 @@ impl<'a> World<'a> {
         if to != part.me {
             let (arrive, last) = p.on_wire.pop_back().expect("just put on the wire");
             debug_assert_eq!(last, id);
-            part.outbox[to].push(Mail { port, arrive, pkt: *self.pool.get(id) });
+            part.leaving.push((to as u8, port, arrive, id));
             part.sent_min = part.sent_min.min(arrive);
-            part.mailed.push(id);
         } else if p.on_wire.len() == 1 {
             let (arrive, id) = p.on_wire[0];
             self.q.schedule_tagged(arrive, part.arrival_tag(port), Ev::LinkArrive(port, id));
@@ -217,11 +225,28 @@ impl<'a> World<'a> {
     }
 
     /// A frame from another partition: onto this side's copy of its link.
-    fn receive(&mut self, m: Mail) {
+    fn receive(&mut self, m: Mail, int: Option<&IntStack>) {
         let id = self.pool.alloc(m.pkt);
+        if let Some(int) = int {
+            self.set_int(id, int);
+        }
         if self.net.ports[m.port as usize].put_on_wire(m.arrive, id) {
             let tag = self.part.as_ref().expect("partitioned").arrival_tag(m.port);
             self.q.schedule_tagged(m.arrive, tag, Ev::LinkArrive(m.port, id));
+        }
+    }
+
+    /// Move the frames that left in this window into the outboxes.
+    fn pack_leaving(&mut self) {
+        let part = self.part.as_mut().expect("partitioned");
+        let int = self.rdma.as_ref().filter(|r| r.int_hops > 0).map(|r| &r.int);
+        for (to, port, arrive, id) in part.leaving.drain(..) {
+            let bag = &mut part.outbox[to as usize];
+            bag.frames.push(Mail { port, arrive, pkt: *self.pool.get(id) });
+            if let Some(int) = int {
+                bag.int.push(int[id.0 as usize]);
+            }
+            self.pool.free(id);
         }
     }
 
@@ -264,10 +289,13 @@ impl<'a> World<'a> {
             for from in 0..parts {
                 if from != me {
                     // Drained in place: the sender gets the vector back, with its capacity.
-                    let mut mail = sh.mailbox(parity, from, me).lock().expect("mailbox");
-                    for m in mail.drain(..) {
-                        self.receive(m);
+                    let mut guard = sh.mailbox(parity, from, me).lock().expect("mailbox");
+                    let MailBag { frames, int } = &mut *guard;
+                    debug_assert!(int.is_empty() || int.len() == frames.len());
+                    for (i, m) in frames.drain(..).enumerate() {
+                        self.receive(m, int.get(i));
                     }
+                    int.clear();
                 }
             }
             let (next, stop, events) = sh.read(parity);
@@ -291,12 +319,10 @@ impl<'a> World<'a> {
             }
             parity ^= 1;
             let stopped = self.run_window(SimTime(next) + lookahead);
+            self.pack_leaving();
             let part = self.part.as_mut().expect("partitioned");
-            for id in part.mailed.drain(..) {
-                self.pool.free(id);
-            }
             for (to, out) in part.outbox.iter_mut().enumerate() {
-                if !out.is_empty() {
+                if !out.frames.is_empty() {
                     std::mem::swap(&mut *sh.mailbox(parity, me, to).lock().expect("mailbox"), out);
                 }
             }
@@ -325,7 +351,7 @@ struct Shared {
     /// A partition failed, panicked or was cancelled: the others leave
     /// the barrier and stop.
     abort: AtomicBool,
-    mail: Vec<Mutex<Vec<Mail>>>,
+    mail: Vec<Mutex<MailBag>>,
 }
 
 struct AbortOnPanic<'a>(&'a Shared);
@@ -347,7 +373,7 @@ impl Shared {
             stopped: (0..2 * parts).map(|_| AtomicBool::new(false)).collect(),
             events: (0..2 * parts).map(|_| AtomicU64::new(0)).collect(),
             abort: AtomicBool::new(false),
-            mail: (0..2 * parts * parts).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..2 * parts * parts).map(|_| Mutex::new(MailBag::default())).collect(),
         }
     }
 
@@ -361,7 +387,7 @@ impl Shared {
         }
     }
 
-    fn mailbox(&self, parity: usize, from: usize, to: usize) -> &Mutex<Vec<Mail>> {
+    fn mailbox(&self, parity: usize, from: usize, to: usize) -> &Mutex<MailBag> {
         &self.mail[(parity * self.parts + from) * self.parts + to]
     }
 

@@ -223,16 +223,21 @@ impl World<'_> {
         let id = self.pool.alloc(pkt);
         self.pool.get_mut(id).finalize_size(self.preamble);
         self.packets_created += 1;
-        let run = self.rdma.as_mut().expect("RDMA");
-        if run.int_hops > 0 {
-            let i = id.0 as usize;
-            if i >= run.int.len() {
-                run.int.resize(i + 1, IntStack::default());
-            }
-            run.int[i] = *int;
+        if self.rdma.as_ref().expect("RDMA").int_hops > 0 {
+            self.set_int(id, int);
         }
         let nic = self.net.nic(host);
         self.enqueue(now, nic, id);
+    }
+
+    /// HPCC: frame `id` carries the INT records `int`.
+    pub(super) fn set_int(&mut self, id: PktId, int: &IntStack) {
+        let run = self.rdma.as_mut().expect("RDMA");
+        let i = id.0 as usize;
+        if i >= run.int.len() {
+            run.int.resize(i + 1, IntStack::default());
+        }
+        run.int[i] = *int;
     }
 
     /// HPCC: switch port `port` starts sending data packet `id`: append its record.
