@@ -23,6 +23,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
 use crate::hpcc::IntStack;
+use super::pfc::PfcReport;
 
 /// Origins of events (dcsim_engine::queue, canonical order): the
 /// network-wide events, the hosts, then one per switch.
@@ -77,6 +78,11 @@ pub(super) struct Part {
 }
 
 impl Part {
+    /// Is `node` simulated here?
+    pub(super) fn owns(&self, node: u32) -> bool {
+        self.owner[node as usize] as usize == self.me
+    }
+
     #[inline]
     pub(super) fn arrival_tag(&self, port: u32) -> u64 {
         self.tag_base + port as u64
@@ -98,7 +104,6 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
         return None;
     }
     let features = [
-        (s.switch.pfc.is_some(), "switch.pfc"),
         (s.switch.voq.is_some(), "switch.voq"),
         (!s.output.pcap.is_empty(), "output.pcap"),
     ];
@@ -251,8 +256,8 @@ impl<'a> World<'a> {
     }
 
     /// Handle this partition's events before `end`; true if the run
-    /// stopped: at the stop event or a deadlock, or, when the workload
-    /// finished, at the window's end.
+    /// stopped: at the stop event, or, when the workload finished, at the
+    /// window's end.
     fn run_window(&mut self, end: SimTime) -> bool {
         while self.q.peek_time().is_some_and(|t| t < end) {
             let (now, ev) = self.q.pop().expect("peeked");
@@ -267,7 +272,7 @@ impl<'a> World<'a> {
                 part.replicated += 1;
             }
             self.dispatch_canonical(now, ev);
-            if matches!(ev, Ev::Stop) || self.stop_reason == Some("pfc deadlock") {
+            if matches!(ev, Ev::Stop) {
                 return true;
             }
         }
@@ -283,6 +288,8 @@ impl<'a> World<'a> {
         let end_ps = self.scenario.run.duration.map(|d| d.0.ps());
         let total_work = self.unfinished.max(1) as f64;
         let mut parity = 0;
+        // The end of the last window (PFC's watch is decided at window ends).
+        let mut end = SimTime::ZERO;
         sh.publish(parity, me, self.q.peek_time(), false, self.q.events_executed());
         sh.wait()?;
         loop {
@@ -299,6 +306,12 @@ impl<'a> World<'a> {
                 }
             }
             let (next, stop, events) = sh.read(parity);
+            if !stop && self.pfc.is_some() {
+                let reports: Vec<_> = (0..parts).map(|from| sh.pfc_report(parity, from).lock().expect("PFC report")).collect();
+                if self.pfc_decide(end, &reports) {
+                    break;
+                }
+            }
             if stop || next == u64::MAX {
                 break;
             }
@@ -318,8 +331,12 @@ impl<'a> World<'a> {
                 }
             }
             parity ^= 1;
-            let stopped = self.run_window(SimTime(next) + lookahead);
+            end = SimTime(next) + lookahead;
+            let stopped = self.run_window(end);
             self.pack_leaving();
+            if self.pfc.is_some() {
+                *sh.pfc_report(parity, me).lock().expect("PFC report") = self.pfc_report(end);
+            }
             let part = self.part.as_mut().expect("partitioned");
             for (to, out) in part.outbox.iter_mut().enumerate() {
                 if !out.frames.is_empty() {
@@ -352,6 +369,8 @@ struct Shared {
     /// the barrier and stop.
     abort: AtomicBool,
     mail: Vec<Mutex<MailBag>>,
+    /// Per parity and partition: its part of PFC's pause watch.
+    pfc: Vec<Mutex<PfcReport>>,
 }
 
 struct AbortOnPanic<'a>(&'a Shared);
@@ -374,6 +393,7 @@ impl Shared {
             events: (0..2 * parts).map(|_| AtomicU64::new(0)).collect(),
             abort: AtomicBool::new(false),
             mail: (0..2 * parts * parts).map(|_| Mutex::new(MailBag::default())).collect(),
+            pfc: (0..2 * parts).map(|_| Mutex::new(PfcReport::default())).collect(),
         }
     }
 
@@ -389,6 +409,10 @@ impl Shared {
 
     fn mailbox(&self, parity: usize, from: usize, to: usize) -> &Mutex<MailBag> {
         &self.mail[(parity * self.parts + from) * self.parts + to]
+    }
+
+    fn pfc_report(&self, parity: usize, from: usize) -> &Mutex<PfcReport> {
+        &self.pfc[parity * self.parts + from]
     }
 
     fn publish(&self, parity: usize, me: usize, next: Option<SimTime>, stopped: bool, events: u64) {

@@ -26,9 +26,26 @@ pub(super) struct PfcRun {
     refresh: Vec<Dur>,
     /// Per switch (node - num_hosts): headroom the shared buffer reserves.
     reserved: Vec<u64>,
+    /// Scheduled order: a watch event is pending.
     watching: bool,
+    /// Canonical order (world/parallel.rs), where the watch runs at window
+    /// ends: the earliest PAUSE received in the current window, and when
+    /// the watch is next due.
+    first_pause: Option<SimTime>,
+    watch_due: Option<SimTime>,
     /// The pause cycle found, if any: when, its class and its ports.
     pub(super) deadlock: Option<(SimTime, usize, Vec<u32>)>,
+}
+
+/// One partition's part of the pause watch at a window's end (canonical order).
+#[derive(Default)]
+pub(super) struct PfcReport {
+    /// The earliest PAUSE its ports received in the window.
+    first_pause: Option<SimTime>,
+    /// If the watch was due: whether any of its ports is stopped, and its
+    /// stuck ports as (class, port).
+    any_paused: bool,
+    stuck: Vec<(u8, u32)>,
 }
 
 impl PfcRun {
@@ -67,6 +84,8 @@ impl PfcRun {
             refresh,
             reserved,
             watching: false,
+            first_pause: None,
+            watch_due: None,
             deadlock: None,
         }
     }
@@ -181,7 +200,9 @@ impl World<'_> {
         if let Some(t) = resume_at {
             self.q.schedule(t, Ev::PfcResume { port: target, class: class as u8 });
         }
-        if quanta > 0 && !run.watching {
+        if quanta > 0 && self.part.is_some() {
+            run.first_pause = Some(run.first_pause.map_or(now, |t| t.min(now)));
+        } else if quanta > 0 && !run.watching {
             run.watching = true;
             self.q.schedule(now + run.deadlock_after, Ev::PfcWatch);
         }
@@ -221,31 +242,87 @@ impl World<'_> {
     /// switch whose own port towards the next is stopped too. Such frames
     /// can never leave (docs/models/pfc.md); the run stops and reports them.
     pub(super) fn pfc_watch(&mut self, now: SimTime) {
-        let run = self.pfc.as_ref().expect("PFC");
-        let (after, classes) = (run.deadlock_after, run.classes);
-        let mut any_paused = false;
-        for class in 0..classes {
-            // Stuck ports per node, and each port's place in that list.
-            let mut stuck_at: Vec<Vec<u32>> = vec![Vec::new(); self.net.kinds.len()];
-            for (i, p) in self.net.ports.iter().enumerate() {
-                let pfc = p.pfc.as_ref().expect("a PFC port");
-                let stopped = pfc.stopped_for(now, class);
-                any_paused |= stopped > Dur::ZERO;
-                if stopped >= after && p.class_backlog(class) > 0 {
-                    stuck_at[p.node as usize].push(i as u32);
-                }
-            }
-            if let Some(cycle) = find_cycle(&stuck_at, |port| self.net.ports[port as usize].peer) {
-                self.pfc.as_mut().expect("PFC").deadlock = Some((now, class, cycle));
-                self.stop_reason = Some("pfc deadlock");
-                return;
-            }
+        let (stuck, any_paused) = self.pfc_stuck(now, |_| true);
+        if self.pfc_stop_at_cycle(now, &stuck) {
+            return;
         }
         let run = self.pfc.as_mut().expect("PFC");
         run.watching = any_paused;
         if any_paused {
             self.q.schedule(now + run.deadlock_after, Ev::PfcWatch);
         }
+    }
+
+    /// The stuck ports at `now` among those of the nodes `mine` selects, as
+    /// (class, port) in that order, and whether any of them is stopped.
+    fn pfc_stuck(&self, now: SimTime, mine: impl Fn(u32) -> bool) -> (Vec<(u8, u32)>, bool) {
+        let run = self.pfc.as_ref().expect("PFC");
+        let mut stuck = Vec::new();
+        let mut any_paused = false;
+        for class in 0..run.classes {
+            for (i, p) in self.net.ports.iter().enumerate().filter(|(_, p)| mine(p.node)) {
+                let stopped = p.pfc.as_ref().expect("a PFC port").stopped_for(now, class);
+                any_paused |= stopped > Dur::ZERO;
+                if stopped >= run.deadlock_after && p.class_backlog(class) > 0 {
+                    stuck.push((class as u8, i as u32));
+                }
+            }
+        }
+        (stuck, any_paused)
+    }
+
+    /// A cycle among the `stuck` ports (sorted by class, then port), in the
+    /// lowest class that has one: it stops the run. True if found.
+    fn pfc_stop_at_cycle(&mut self, now: SimTime, stuck: &[(u8, u32)]) -> bool {
+        for class_ports in stuck.chunk_by(|a, b| a.0 == b.0) {
+            // Stuck ports per node, in port order.
+            let mut stuck_at: Vec<Vec<u32>> = vec![Vec::new(); self.net.kinds.len()];
+            for &(_, port) in class_ports {
+                stuck_at[self.net.ports[port as usize].node as usize].push(port);
+            }
+            if let Some(cycle) = find_cycle(&stuck_at, |port| self.net.ports[port as usize].peer) {
+                self.pfc.as_mut().expect("PFC").deadlock = Some((now, class_ports[0].0 as usize, cycle));
+                self.stop_reason = Some("pfc deadlock");
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Canonical order: this partition's part of the watch at the end of a
+    /// window.
+    pub(super) fn pfc_report(&mut self, end: SimTime) -> PfcReport {
+        let run = self.pfc.as_mut().expect("PFC");
+        let first_pause = run.first_pause.take();
+        if !run.watch_due.is_some_and(|due| due <= end) {
+            return PfcReport { first_pause, ..Default::default() };
+        }
+        let part = self.part.as_ref().expect("partitioned");
+        let (stuck, any_paused) = self.pfc_stuck(end, |node| part.owns(node));
+        PfcReport { first_pause, any_paused, stuck }
+    }
+
+    /// Canonical order: every partition's report of the window that ended
+    /// at `end`, the same in every partition, so each decides the same. The
+    /// watch runs at the first window end after it is due (a pause's first
+    /// arrival plus `deadlock_after`, then every `deadlock_after` while a
+    /// port is stopped). True if a pause cycle stops the run.
+    pub(super) fn pfc_decide(&mut self, end: SimTime, reports: &[impl std::ops::Deref<Target = PfcReport>]) -> bool {
+        let run = self.pfc.as_ref().expect("PFC");
+        let (after, mut due) = (run.deadlock_after, run.watch_due);
+        if due.is_some_and(|d| d <= end) {
+            let mut stuck: Vec<(u8, u32)> = reports.iter().flat_map(|r| r.stuck.iter().copied()).collect();
+            stuck.sort_unstable();
+            if self.pfc_stop_at_cycle(end, &stuck) {
+                return true;
+            }
+            due = reports.iter().any(|r| r.any_paused).then(|| end + after);
+        }
+        if due.is_none() {
+            due = reports.iter().filter_map(|r| r.first_pause).min().map(|t| t + after);
+        }
+        self.pfc.as_mut().expect("PFC").watch_due = due;
+        false
     }
 
     /// Per port and class with any PFC activity: its counters.
