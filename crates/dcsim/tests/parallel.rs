@@ -49,7 +49,8 @@ fn outputs(s: &Scenario, threads: usize) -> (Vec<String>, RunOutput) {
     for key in ["wall_seconds", "events_per_s", "threads"] {
         out.summary.remove(key);
     }
-    let text = out.tables.iter().map(|t| format!("{}: {:?}", t.name, t.columns)).chain([format!("{:?}", out.summary)]).collect();
+    let pcaps = out.pcaps.iter().map(|(name, bytes)| format!("pcap {name}: {bytes:?}"));
+    let text = out.tables.iter().map(|t| format!("{}: {:?}", t.name, t.columns)).chain([format!("{:?}", out.summary)]).chain(pcaps).collect();
     (text, out)
 }
 
@@ -128,6 +129,12 @@ stagger = "10us"
 }
 
 #[test]
+fn a_capture_at_a_host_splits_too() {
+    let out = same_for_1_2_and_4_threads(&format!("{FATTREE}\n[[output.pcap]]\nhost = 1\n"));
+    assert!(out.pcaps[0].1.len() > 100_000, "the host's frames were captured");
+}
+
+#[test]
 fn a_large_fat_tree_splits_too() {
     // k = 8: the timing wheel and the prefetching run loop.
     let text = FATTREE.replace("k = 4", "k = 8").replace("duration = \"4ms\"", "duration = \"1ms\"");
@@ -160,9 +167,12 @@ fn what_cannot_split_says_why() {
     let canonical = Scenario::from_toml_str(FATTREE).unwrap();
     assert!(unsupported(&canonical, 0).unwrap().contains("1..=64"));
     assert!(unsupported(&canonical, 4).is_none());
-    let pcap = Scenario::from_toml_str(&format!("{FATTREE}\n[[output.pcap]]\nhost = 1\n")).unwrap();
-    assert!(unsupported(&pcap, 2).unwrap().contains("output.pcap"));
-    assert!(unsupported(&pcap, 1).is_none());
+    // A capture at a switch port: its frames' TCP state is the hosts'.
+    let pcap = Scenario::from_toml_str(&format!("{FATTREE}\n[[output.pcap]]\nport = 40\n")).unwrap();
+    match run_threads(&pcap, 2, None) {
+        Err(RunError::Unsupported(why)) => assert!(why.contains("output.pcap[0]") && why.contains("switch port"), "{why}"),
+        other => panic!("expected an error, got {:?}", other.map(|o| o.summary)),
+    }
     let voq = Scenario::from_toml_str(&FATTREE.replace("forwarding_latency = \"300ns\"", "voq = { ingress_cells = 1000 }")).unwrap();
     assert!(unsupported(&voq, 2).unwrap().contains("switch.voq"));
     // No lookahead: a zero-delay link.

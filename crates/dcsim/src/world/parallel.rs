@@ -103,12 +103,8 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
     if threads == 1 {
         return None;
     }
-    let features = [
-        (s.switch.voq.is_some(), "switch.voq"),
-        (!s.output.pcap.is_empty(), "output.pcap"),
-    ];
-    if let Some((_, key)) = features.iter().find(|(on, _)| *on) {
-        return Some(format!("{key} does not run on more than one thread yet: use threads = 1"));
+    if s.switch.voq.is_some() {
+        return Some("switch.voq does not run on more than one thread yet: use threads = 1".into());
     }
     None
 }
@@ -118,6 +114,15 @@ fn no_lookahead(net: &Network) -> Option<String> {
     let p = net.ports.iter().position(|p| p.delay == Dur::ZERO)?;
     let names = (&net.names[net.ports[p].node as usize], &net.names[net.ports[p].peer as usize]);
     Some(format!("threads > 1 needs every link to have a positive delay (the lookahead); the link {} - {} has none", names.0, names.1))
+}
+
+/// A capture records both directions of a link at its port's node, with
+/// the TCP state of hosts, all in partition 0: one at a switch port cannot
+/// be split (None: every capture is at a host).
+fn capture_at_a_switch(net: &Network, captures: &[Capture]) -> Option<String> {
+    let (i, c) = captures.iter().enumerate().find(|(_, c)| net.ports[c.port as usize].node >= net.num_hosts)?;
+    let node = &net.names[net.ports[c.port as usize].node as usize];
+    Some(format!("output.pcap[{i}]: a capture at a switch port ({node}, port {}) needs threads = 1; captures at hosts split", c.port))
 }
 
 /// Partition of every node: hosts in 0, switches in node order filling the
@@ -164,7 +169,7 @@ impl<'a> World<'a> {
     /// Make this world partition `me` of `parts`: keep only its events.
     fn into_partition(&mut self, me: usize, parts: usize) -> Result<(), RunError> {
         if parts > 1 {
-            if let Some(why) = no_lookahead(&self.net) {
+            if let Some(why) = no_lookahead(&self.net).or_else(|| capture_at_a_switch(&self.net, &self.captures)) {
                 return Err(RunError::Unsupported(why));
             }
         }
