@@ -126,6 +126,9 @@ pub struct Port {
     /// port before it reads the queue). Set where nothing judges a frame
     /// as it leaves (no classes, no sojourn-time AQM).
     pub start_known_at_enqueue: bool,
+    /// With `start_known_at_enqueue` and a marker at dequeue: a frame's
+    /// mark is set as `settle` starts it, so its arrival settles the port.
+    pub marks_lazily: bool,
     /// With `start_known_at_enqueue`: the queued frames and their wire bytes
     /// (the frames may have arrived and been freed by the time they are
     /// settled).
@@ -181,6 +184,7 @@ impl Port {
             end_known_at_start: false,
             idle_at: None,
             start_known_at_enqueue: false,
+            marks_lazily: false,
             committed: VecDeque::new(),
             busy_until: SimTime::ZERO,
             gap: Dur::ZERO,
@@ -209,8 +213,9 @@ impl Port {
 
     /// `offer` at a port that starts its frames lazily
     /// (`start_known_at_enqueue`: one FIFO, link always up, no phantom
-    /// queue, HSCC, shared buffer or sojourn-time AQM): the same admission
-    /// without the branches that cannot apply there.
+    /// queue, HSCC, shared buffer or sojourn-time AQM; a marker at dequeue
+    /// judges each frame as `settle` starts it): the same admission without
+    /// the branches that cannot apply there.
     #[inline]
     pub fn offer_lazy(&mut self, now: SimTime, id: PktId, pool: &mut PacketPool) -> Offer {
         let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
@@ -232,6 +237,7 @@ impl Port {
         self.held_bytes += size;
         self.stats.enqueued += 1;
         if self.transmitting.is_none() && self.queue_len == 0 {
+            // (A marker at dequeue has nothing behind this one: K > 0 here.)
             self.begin_tx(now, id, pool);
             return Offer::StartTx;
         }
@@ -570,24 +576,30 @@ impl Port {
     /// (`start_known_at_enqueue`) start the committed frames due by `now`.
     /// A frame that ends at `now` has left before one that arrives at `now`.
     #[inline]
-    pub fn settle(&mut self, now: SimTime) {
+    pub fn settle(&mut self, now: SimTime, pool: &mut PacketPool) {
         if let Some(t) = self.idle_at.filter(|&t| t <= now) {
             self.idle_at = None;
             self.end_frame();
             if self.committed.is_empty() {
                 self.aqm.on_idle(t);
             } else {
-                self.start_committed(t, now);
+                self.start_committed(t, now, pool);
             }
         }
     }
 
     /// Start the committed frames, the first at `t`, until one is still being sent at `now`.
+    /// A marker at dequeue (DCTCP's step) judges each as it starts: every
+    /// arrival settles the port first, so the frames still committed behind
+    /// it all came before its start, and its backlog is theirs.
     #[inline(never)]
-    fn start_committed(&mut self, mut t: SimTime, now: SimTime) {
+    fn start_committed(&mut self, mut t: SimTime, now: SimTime, pool: &mut PacketPool) {
         while let Some((id, bytes)) = self.committed.pop_front() {
             self.queue_len -= 1;
             self.queue_bytes -= bytes;
+            if self.dequeue_aqm {
+                self.judge_departure(t, id, 0, pool);
+            }
             self.transmitting = Some(id);
             self.transmitting_bytes = bytes;
             let end = t + self.rate.tx_time(bytes);

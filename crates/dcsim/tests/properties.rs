@@ -27,7 +27,7 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        (any::<bool>(), 3u32..7, 2u32..40, 0u8..3),
+        (any::<bool>(), 3u32..7, 2u32..40, 0u8..4),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         prop_oneof![Just(1500u32), Just(9000), Just(576)],
         proptest::collection::vec((0u32..100, 0u32..100, 1u64..200_000, 0u64..2000), 1..6),
@@ -68,6 +68,8 @@ fn scenario_text(c: &Case) -> String {
     let aqm = match c.aqm {
         0 => "{ type = \"droptail\" }".to_string(),
         1 => format!("{{ type = \"dctcp\", k = \"{}pkt\" }}", (c.buffer / 2).max(1)),
+        // Marked as frames start (judged lazily where the port starts its frames lazily).
+        3 => format!("{{ type = \"dctcp\", k = \"{}B\", at = \"dequeue\" }}", (c.buffer / 2).max(1) * c.mtu),
         _ => format!("{{ type = \"red\", min_th = \"{}pkt\", max_th = \"{}pkt\", max_p = 0.2, weight = 0.2 }}", c.buffer / 4, c.buffer / 4 + 2),
     };
     let mut w = String::new();

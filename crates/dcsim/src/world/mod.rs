@@ -13,7 +13,7 @@ use crate::port::Offer;
 use crate::results::{Col, Table};
 use crate::tcp::{Endpoint, TcpOut, TcpParams, TcpStats, TimerKind, TraceRow};
 use crate::topology::{streams, Network, NodeKind};
-use crate::units::FlowSize;
+use crate::units::{FlowSize, QSize};
 use crate::voq::VoqSwitch;
 use dcsim_engine::{Dur, EventQueue, Rng, SimTime, StreamId};
 use std::collections::VecDeque;
@@ -416,11 +416,19 @@ impl<'a> World<'a> {
             // first in their picosecond. A capture records each frame as it
             // starts: that needs the start as an event (and changes nothing else).
             // HPCC stamps each frame as it starts: that needs the start as an event.
+            // DCTCP's step at dequeue judges only the bytes behind a frame as
+            // it starts, which `settle` knows (in the scheduled order: a split
+            // run mails a frame when it is wired, before it starts).
+            let marker = match p.aqm {
+                crate::aqm::Aqm::Step { k: QSize::Bytes(k), at_dequeue: true } => k > 0 && s.run.event_order == EventOrder::Scheduled,
+                _ => !p.aqm.at_dequeue(),
+            };
             p.start_known_at_enqueue = p.end_known_at_start
                 && !int
                 && p.classes.is_none()
-                && !p.aqm.at_dequeue()
+                && marker
                 && s.output.pcap.is_empty();
+            p.marks_lazily = p.start_known_at_enqueue && p.aqm.at_dequeue();
         }
         w.install_workloads();
         if let Some(d) = s.run.duration {
@@ -641,6 +649,10 @@ impl<'a> World<'a> {
             }
             Ev::LinkArrive(port, id) => {
                 let p = &mut self.net.ports[port as usize];
+                if p.marks_lazily {
+                    // The frame was put on the wire when queued: judge it now.
+                    p.settle(now, &mut self.pool);
+                }
                 let head = p.on_wire.pop_front().expect("arrival without a frame on the wire");
                 debug_assert_eq!(head, (now, id));
                 let node = p.peer;
@@ -747,7 +759,7 @@ impl<'a> World<'a> {
                 for &p in &self.sampled_ports {
                     let port = &mut self.net.ports[p as usize];
                     if port.end_known_at_start {
-                        port.settle(now);
+                        port.settle(now, &mut self.pool);
                     }
                     self.samples.time.push(t);
                     self.samples.port.push(p);
@@ -900,7 +912,7 @@ impl<'a> World<'a> {
     fn enqueue(&mut self, now: SimTime, port: u32, id: PktId) {
         let p = &mut self.net.ports[port as usize];
         if p.end_known_at_start {
-            p.settle(now);
+            p.settle(now, &mut self.pool);
         }
         let lazy = p.start_known_at_enqueue;
         let offer = if lazy {

@@ -311,7 +311,7 @@ impl World<'_> {
         self.rdma_close();
         self.ndp_close();
         for p in &mut self.net.ports {
-            p.settle(now);
+            p.settle(now, &mut self.pool);
         }
         let flows = self.flows_table();
         let queries = self.queries_table();
