@@ -94,19 +94,12 @@ pub fn unsupported(s: &Scenario, threads: usize) -> Option<String> {
     if threads == 0 || threads > 64 {
         return Some(format!("threads = {threads}: allowed 1..=64"));
     }
-    if threads > 1 && s.run.event_order != crate::config::EventOrder::Canonical {
-        return Some(format!(
+    (threads > 1 && s.run.event_order != crate::config::EventOrder::Canonical).then(|| {
+        format!(
             "threads = {threads} needs run.event_order = \"canonical\" (the scheduled order is one sequence over the whole network); \
              set it in the scenario or with --set run.event_order=canonical"
-        ));
-    }
-    if threads == 1 {
-        return None;
-    }
-    if s.switch.voq.is_some() {
-        return Some("switch.voq does not run on more than one thread yet: use threads = 1".into());
-    }
-    None
+        )
+    })
 }
 
 /// Why a built network cannot run on several threads (None: it can).
@@ -546,11 +539,30 @@ fn merge(mut worlds: Vec<World>) -> World {
         w.stop_reason = w.stop_reason.or(x.stop_reason);
     }
     w.q.set_totals(now, events);
-    // Each partition wrote, per sample time, a block of rows for its ports.
-    let parts: Vec<(&QueueSamples, &[u32])> = std::iter::once(&w)
-        .chain(&rest)
-        .map(|x| (&x.samples, x.part.as_ref().expect("partitioned").sample_entries.as_slice()))
-        .collect();
+    // Each partition wrote, per sample time, a block of rows for its
+    // sampled ports, and a VOQ switch's block for its own switch ports.
+    let worlds: Vec<&World> = std::iter::once(&w).chain(&rest).collect();
+    let queues = interleave(worlds.iter().map(|x| (&x.samples, x.part.as_ref().expect("partitioned").sample_entries.clone())));
+    let voq = interleave(worlds.iter().map(|x| {
+        let part = x.part.as_ref().expect("partitioned");
+        let at_switches = part.sample_entries.iter().zip(&x.sampled_ports).filter(|(_, &p)| x.net.ports[p as usize].node >= x.net.num_hosts);
+        (&x.voq_samples, at_switches.map(|(&e, _)| e).collect())
+    }));
+    for (i, o) in owner.iter().enumerate().skip(w.net.num_hosts as usize) {
+        if *o != 0 && !w.voqs.is_empty() {
+            let v = i - w.net.num_hosts as usize;
+            std::mem::swap(&mut w.voqs[v], &mut rest[*o as usize - 1].voqs[v]);
+        }
+    }
+    (w.samples, w.voq_samples) = (queues, voq);
+    w
+}
+
+/// Sample rows written per sample time in blocks, one per partition, for
+/// the sampled ports at `entries` of the scenario's list: interleaved in
+/// that list's order, as one run writes them.
+fn interleave<'a>(parts: impl Iterator<Item = (&'a QueueSamples, Vec<u32>)>) -> QueueSamples {
+    let parts: Vec<_> = parts.collect();
     let mut merged = QueueSamples { time: Vec::new(), port: Vec::new(), bytes: Vec::new(), packets: Vec::new() };
     let times = parts.iter().find(|(_, e)| !e.is_empty()).map_or(0, |(s, e)| s.time.len() / e.len());
     let mut rows: Vec<(u32, usize, usize)> = Vec::new();
@@ -568,6 +580,5 @@ fn merge(mut worlds: Vec<World>) -> World {
             merged.packets.push(s.packets[r]);
         }
     }
-    w.samples = merged;
-    w
+    merged
 }
