@@ -548,10 +548,9 @@ fn merge(mut worlds: Vec<World>) -> World {
         let at_switches = part.sample_entries.iter().zip(&x.sampled_ports).filter(|(_, &p)| x.net.ports[p as usize].node >= x.net.num_hosts);
         (&x.voq_samples, at_switches.map(|(&e, _)| e).collect())
     }));
-    for (i, o) in owner.iter().enumerate().skip(w.net.num_hosts as usize) {
-        if *o != 0 && !w.voqs.is_empty() {
-            let v = i - w.net.num_hosts as usize;
-            std::mem::swap(&mut w.voqs[v], &mut rest[*o as usize - 1].voqs[v]);
+    if !w.voqs.is_empty() {
+        for (v, &o) in owner[w.net.num_hosts as usize..].iter().enumerate().filter(|&(_, &o)| o != 0) {
+            std::mem::swap(&mut w.voqs[v], &mut rest[o as usize - 1].voqs[v]);
         }
     }
     (w.samples, w.voq_samples) = (queues, voq);

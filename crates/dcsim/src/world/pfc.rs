@@ -201,7 +201,7 @@ impl World<'_> {
             self.q.schedule(t, Ev::PfcResume { port: target, class: class as u8 });
         }
         if quanta > 0 && self.part.is_some() {
-            run.first_pause = Some(run.first_pause.map_or(now, |t| t.min(now)));
+            run.first_pause.get_or_insert(now); // events come in time order
         } else if quanta > 0 && !run.watching {
             run.watching = true;
             self.q.schedule(now + run.deadlock_after, Ev::PfcWatch);
