@@ -828,6 +828,10 @@ pub struct TimelyCfg {
     /// at most 1 (§5, "rate update frequency"; the authors' `delta_factor`).
     #[serde(default)]
     pub scale_by_interval: bool,
+    /// One update cuts at most this fraction of the rate (eRPC's port of
+    /// the authors' code keeps at least half: 0.5); 1, no bound (Algorithm 1).
+    #[serde(default = "one_f64")]
+    pub max_cut: f64,
     /// Pace whole segments, each sent as a burst of packets (the paper's
     /// NIC, §3.3), rather than each packet.
     #[serde(default = "yes")]
@@ -2760,6 +2764,9 @@ impl Scenario {
             RdmaCc::Timely(t) => {
                 if !(t.beta > 0.0 && t.beta <= 1.0 && t.alpha > 0.0 && t.alpha <= 1.0) {
                     return Err(err("rdma.cc", format!("beta {} and alpha {} must be in (0, 1]", t.beta, t.alpha)));
+                }
+                if !(t.max_cut > 0.0 && t.max_cut <= 1.0) {
+                    return Err(err("rdma.cc.max_cut", format!("{} is out of range: allowed (0, 1]", t.max_cut)));
                 }
                 if t.t_low.0 >= t.t_high.0 {
                     return Err(err("rdma.cc.t_high", format!("{} must be above t_low ({})", crate::units::dur_string(t.t_high.0), crate::units::dur_string(t.t_low.0))));

@@ -22,6 +22,9 @@
 //! previous update over minRTT, at most 1 (§5, "rate update frequency":
 //! a flow that updates more often than once per minRTT moves no faster;
 //! the authors' published rate computation, `delta_factor`).
+//!
+//! With `max_cut` below 1, one update cuts at most that fraction of the
+//! rate (eRPC's port of the authors' code keeps at least half).
 
 use crate::config::TimelyCfg;
 
@@ -37,6 +40,7 @@ pub struct Timely {
     hai_after: u32,
     hai_counts_rtt_falls: bool,
     scale_by_interval: bool,
+    max_cut: f64,
     min_rate: f64,
     line_rate: f64,
     pub rate: f64,
@@ -68,6 +72,7 @@ impl Timely {
             hai_after: cfg.hai_after,
             hai_counts_rtt_falls: cfg.hai_counts_rtt_falls,
             scale_by_interval: cfg.scale_by_interval,
+            max_cut: cfg.max_cut,
             min_rate: cfg.min_rate.0.bps as f64,
             line_rate,
             rate: line_rate,
@@ -100,6 +105,7 @@ impl Timely {
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * (rtt - prev);
         let gradient = self.rtt_diff / self.min_rtt;
         let scale = if self.scale_by_interval { (since / self.min_rtt).min(1.0) } else { 1.0 };
+        let floor = self.rate * (1.0 - self.max_cut);
         if rtt < self.t_low {
             self.increases = 0;
             self.rate += scale * self.delta;
@@ -117,7 +123,7 @@ impl Timely {
             self.rate *= (1.0 - scale * self.beta * gradient).max(0.0);
             self.decreases += 1;
         }
-        self.rate = self.rate.clamp(self.min_rate, self.line_rate);
+        self.rate = self.rate.max(floor).clamp(self.min_rate, self.line_rate);
         Some(self.rate)
     }
 }
@@ -195,6 +201,23 @@ mod tests {
         // A minRTT or more since the last: the whole step, as unscaled.
         let r3 = t.on_ack(65_536, 0, 30e-6, 1.0).unwrap();
         assert!((r3 - (r2 + 10e6)).abs() < 1.0, "{r3}");
+    }
+
+    #[test]
+    fn a_bounded_cut_keeps_the_given_share() {
+        let cfg: TimelyCfg = serde_json::from_str(r#"{"max_cut": 0.5}"#).unwrap();
+        let mut t = Timely::new(&cfg, 10e9);
+        t.rate = 5e9;
+        t.on_ack(16_384, 0, 100e-6, 0.0);
+        // A 50 us rise: gradient 2.19, 1 - 0.8 x 2.19 < 0 (the floor unbounded); here half.
+        assert_eq!(t.on_ack(32_768, 0, 150e-6, 0.0), Some(2.5e9));
+        // A 1 us rise cuts less than half, as unbounded: rtt_diff 0.125 x 43.75 + 0.875 x 1 us.
+        let r = t.on_ack(49_152, 0, 151e-6, 0.0).unwrap();
+        assert!((r - 2.5e9 * (1.0 - 0.8 * (0.125 * 43.75 + 0.875) / 20.0)).abs() < 1.0, "{r}");
+        let mut u = timely();
+        u.rate = 5e9;
+        u.on_ack(16_384, 0, 100e-6, 0.0);
+        assert_eq!(u.on_ack(32_768, 0, 150e-6, 0.0), Some(10e6), "unbounded: to the floor");
     }
 
     #[test]

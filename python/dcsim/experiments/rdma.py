@@ -379,16 +379,24 @@ def _measure_timely(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
 def timely_incast(spec: dict[str, Any], folder: Path) -> Rows:
     """Like dcqcn-fairness: each scheme runs to `warmup_s` and to the end
     (the first run is the second's prefix), so throughput and shares are
-    measured over the second part."""
+    measured over the second part. The flows start at times drawn from the
+    replica's seed over `start_spread` (the same for every scheme)."""
+    import random
+
+    from ._common import replica_seed
+
     base = _base(folder, spec)
     end = units.parse(base["run"]["duration"])
-    flows = [{"src": c, "dst": spec["clients"] + k % 2, "size": "inf"} for c in range(spec["clients"]) for k in range(spec["connections"])]
+    rng = random.Random(replica_seed(spec, spec["seed"]))
+    spread = units.parse(spec["start_spread"])
+    flows = [{"src": c, "dst": spec["clients"] + k % 2, "size": "inf", "start": f"{round(rng.uniform(0, spread) * 1e12)}ps"}
+             for c in range(spec["clients"]) for k in range(spec["connections"])]
     jobs: list[Job] = []
     for name, cc in spec["schemes"].items():
         for until in (spec["warmup_s"], end):
             s = copy.deepcopy(base)
             s["run"]["duration"] = f"{round(until * 1e12)}ps"
-            s["rdma"] = {"cc": cc}
+            s["rdma"] = s.get("rdma", {}) | {"cc": cc}
             s["workload"] = [{"type": "flows", "flows": flows}]
             jobs.append(({"scheme": name}, s, None, {}))
     from ..analysis import percentile
