@@ -343,6 +343,19 @@ impl Topology {
             Topology::Ring(t) => 2 * (self.num_hosts() as u64 + t.switches as u64),
         }
     }
+    /// The most ports any one switch has.
+    pub fn max_switch_ports(&self) -> u64 {
+        match self {
+            Topology::Star(t) => t.hosts as u64,
+            Topology::Dumbbell(t) => t.senders.max(t.receivers) as u64 + 1,
+            Topology::Leafspine(t) => {
+                let uplinks = t.links_per_pair as u64;
+                (t.hosts_per_leaf as u64 + t.spines as u64 * uplinks).max(t.leaves as u64 * uplinks)
+            }
+            Topology::Fattree(t) => (t.hosts_per_edge() as u64 + t.k as u64 / 2).max(t.k as u64).max(t.pods() as u64),
+            Topology::Ring(t) => t.hosts_per_switch as u64 + 2,
+        }
+    }
     /// The switches' names, in the order the network numbers them (node
     /// num_hosts() + i is switch i).
     pub fn switch_names(&self) -> Vec<String> {
@@ -2428,6 +2441,9 @@ impl PcapCfg {
     }
 }
 
+/// The most ports a VOQ switch may have (crate::voq keeps ports² queues).
+const MAX_VOQ_PORTS: u64 = 4096;
+
 // ---- defaults -----------------------------------------------------------------
 
 fn one() -> u64 {
@@ -3067,6 +3083,14 @@ impl Scenario {
             if let Some((_, what)) = others.iter().find(|(set, _)| *set) {
                 return Err(err("switch.voq", format!("a VOQ switch cannot be combined with switch.{what}")));
             }
+            // A queue per (ingress, egress) pair: 4,096 ports are 16.8 M queues (0.5 GB).
+            let ports = self.topology.max_switch_ports();
+            if ports > MAX_VOQ_PORTS {
+                return Err(err(
+                    "switch.voq",
+                    format!("a VOQ switch keeps a queue for every (ingress, egress) pair of its ports, and a switch here has {ports} ({} queues); allowed: at most {MAX_VOQ_PORTS} ports", ports * ports),
+                ));
+            }
             if v.cell_bytes.0 == 0 || v.cell_bytes.0 > 16384 {
                 return Err(err("switch.voq.cell_bytes", format!("{}B is out of range: allowed 1B to 16384B", v.cell_bytes.0)));
             }
@@ -3641,6 +3665,25 @@ pub fn bulk_pairs(src: &HostSet, dst: &HostSet, pairing: Pairing) -> Vec<(u32, u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_switch_is_counted_as_the_network_builds_it() {
+        let topologies = [
+            "type = \"star\"\nhosts = 5\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"",
+            "type = \"dumbbell\"\nsenders = 3\nreceivers = 6\naccess_rate = \"10Gbps\"\naccess_delay = \"1us\"\nbottleneck_rate = \"10Gbps\"\nbottleneck_delay = \"1us\"",
+            "type = \"leafspine\"\nleaves = 9\nspines = 2\nhosts_per_leaf = 3\nhost_rate = \"10Gbps\"\nlinks_per_pair = 2\nhost_delay = \"1us\"\nuplink_delay = \"1us\"",
+            "type = \"leafspine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 7\nhost_rate = \"10Gbps\"\nhost_delay = \"1us\"\nuplink_delay = \"1us\"",
+            "type = \"fattree\"\nk = 4\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"",
+            "type = \"fattree\"\nk = 4\npods = 3\nhosts_per_edge = 3\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nedge_agg_delay = \"1us\"\nagg_core_delay = \"1us\"",
+            "type = \"ring\"\nswitches = 4\nhosts_per_switch = 2\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\nlink_delay = \"1us\"",
+        ];
+        for t in topologies {
+            let s = parse(&format!("[topology]\n{t}\n[[workload]]\ntype = \"bulk\"\nsrc = 1\ndst = 0\nsize = \"1KB\"\n")).unwrap();
+            let net = crate::topology::Network::build(&s);
+            let built = (net.num_hosts as usize..net.kinds.len()).map(|n| net.node_ports[n].len() as u64).max().unwrap();
+            assert_eq!(s.topology.max_switch_ports(), built, "{t}");
+        }
+    }
 
     #[test]
     fn bulk_pairs_are_counted_as_they_would_be_built() {
