@@ -110,6 +110,27 @@ def test_bad_scenario_exits_2_names_the_key_and_writes_nothing(tmp_path):
     assert p.returncode == 2
 
 
+def test_bad_counts_and_ranges_exit_2_before_any_work(tmp_path):
+    (tmp_path / "ok.toml").write_text(SMALL)
+    (tmp_path / "sweep.toml").write_text('base = "ok.toml"\n[grid]\n"run.seed" = [1, 2]\n')
+    cases = [
+        (["run", "ok.toml", "--out", "res", "--threads", "1000"], "--threads: '1000': expected a whole number of threads from 1 to 64"),
+        (["sweep", "sweep.toml", "--out", "res", "--jobs", "-1"], "--jobs: '-1': expected a whole number of worker processes from 1 to 1,024"),
+        (["sweep", "sweep.toml", "--out", "res", "--jobs", "0"], "--jobs: '0': expected a whole number"),
+        (["bench", "--repeat", "0"], "--repeat: '0': expected a whole number of repetitions from 1 to 100"),
+        (["bench", "--soak", "-5"], "--soak: '-5': expected a whole number of events from 1 to"),
+    ]
+    for args, message in cases:
+        p = cli(*args, cwd=tmp_path)
+        assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        assert p.stdout == "" and not (tmp_path / "res").exists(), args
+    assert cli("run", "ok.toml", "--out", "res", "--quiet", cwd=tmp_path).returncode == 0
+    for args, message in [(["--deadline", "-1"], "--deadline -1.0: expected a time in seconds above 0"),
+                          (["--bucket", "5:1"], "--bucket '5:1': expected LO:HI in bytes with 0 <= LO < HI")]:
+        p = cli("analyze", "res", *args, cwd=tmp_path)
+        assert p.returncode == 2 and message in p.stderr and p.stdout == "", (args, p.stderr)
+
+
 def test_validate_show_default_and_version(tmp_path):
     (tmp_path / "s.toml").write_text(SMALL)
     p = cli("validate", "s.toml", "--resolved", cwd=tmp_path)

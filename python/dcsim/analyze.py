@@ -94,16 +94,19 @@ def _buckets(specs: list[str]) -> list[tuple[float, float]]:
     for b in specs:
         lo, sep, hi = b.partition(":")
         try:
-            if not sep:
+            low, high = float(lo), float(hi)
+            if not sep or not 0 <= low < high:
                 raise ValueError
-            parsed.append((float(lo), float(hi)))
+            parsed.append((low, high))
         except ValueError:
-            raise ValueError(f"--bucket {b!r}: expected LO:HI in bytes, e.g. 0:100e3 or 10e6:inf") from None
+            raise ValueError(f"--bucket {b!r}: expected LO:HI in bytes with 0 <= LO < HI, e.g. 0:100e3 or 10e6:inf") from None
     return parsed or analysis.DEFAULT_BUCKETS
 
 
 def main(out_dir: Path, buckets: list[str], deadline: float | None, as_json: bool) -> int:
     try:
+        if deadline is not None and not 0 < deadline < float("inf"):
+            raise ValueError(f"--deadline {deadline}: expected a time in seconds above 0, e.g. 0.01")
         result = Result.load(out_dir)
         report = tables(result, _buckets(buckets), deadline)
     except (FileNotFoundError, ValueError) as e:

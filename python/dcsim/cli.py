@@ -16,6 +16,7 @@ import sys
 import warnings
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from . import __version__, plot
 from ._core import Cancelled, ScenarioError
@@ -130,15 +131,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main(Path(args.out_dir))
 
 
-def _seed_count(text: str) -> int:
-    """--seeds: a whole number from 1 to 100."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= 100:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of seeds from 1 to 100")
-    return n
+def _whole(what: str, lo: int, hi: int) -> Callable[[str], int]:
+    """An argument type: a whole number of `what` from `lo` to `hi`."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = lo - 1
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of {what} from {lo:,} to {hi:,}")
+        return n
+
+    return parse
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -231,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", action="append", metavar="NAME",
                    help="apply a named bundle of overrides first, e.g. stack/linux or hull/DCTCP-30K; repeat to apply several in order (see `dcsim presets`)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a key, e.g. --set tcp.min_rto=1ms")
-    p.add_argument("--threads", type=int, metavar="N",
+    p.add_argument("--threads", type=_whole("threads", 1, 64), metavar="N",
                    help="split the run over N threads; needs run.event_order = \"canonical\" (same results for every N)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_run)
@@ -273,14 +278,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="run one of the experiment's named variants (see --list): one modelled difference set otherwise")
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
-    p.add_argument("--seeds", type=_seed_count, metavar="N",
+    p.add_argument("--seeds", type=_whole("seeds", 1, 100), metavar="N",
                    help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: 5)")
     p.set_defaults(func=cmd_reproduce)
 
     p = command("sweep", help="run a parameter sweep (resumable)")
     p.add_argument("sweep", help="sweep TOML file")
     p.add_argument("--out", default="dcsim-sweep", help="output directory (default: ./dcsim-sweep)")
-    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--jobs", type=_whole("worker processes", 1, 1024), help="worker processes (default: all cores)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--dask-slurm", nargs="*", metavar="KEY=VALUE",
                    help="start Dask workers through SLURM (dask-jobqueue SLURMCluster options, e.g. cores=8 memory=16GB queue=normal walltime=01:00:00 jobs=4)")
@@ -292,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these scenarios")
     p.add_argument("--threads", type=_thread_counts, metavar="N[,N...]",
                    help="run each scenario with run.event_order = \"canonical\" on each of these thread counts, one after another (e.g. 1,2)")
-    p.add_argument("--repeat", type=int, default=1, metavar="R", help="run the whole set R times, alternating (default 1)")
-    p.add_argument("--soak", type=int, metavar="EVENTS", help="instead: run one long simulation of about EVENTS events, reporting rate and RSS as it goes")
+    p.add_argument("--repeat", type=_whole("repetitions", 1, 100), default=1, metavar="R", help="run the whole set R times, alternating (default 1)")
+    p.add_argument("--soak", type=_whole("events", 1, 10**15), metavar="EVENTS", help="instead: run one long simulation of about EVENTS events, reporting rate and RSS as it goes")
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)

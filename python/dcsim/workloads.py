@@ -75,10 +75,12 @@ def resolve_size(spec: dict, base: Path, where: str) -> dict:
     if (name is None) == (file is None):
         raise CdfError(f"{where}: give `cdf` (one of {', '.join(sorted(NAMED))}) or `cdf_file`")
     if name is not None:
-        if name not in NAMED:
+        if not isinstance(name, str) or name not in NAMED:
             raise CdfError(f"{where}.cdf: unknown distribution {name!r}: expected one of {', '.join(sorted(NAMED))}")
         fname, pkt, _ = NAMED[name]
         spec["points"] = load_cdf(DATA / fname, pkt)
+    elif not isinstance(file, str):
+        raise CdfError(f"{where}.cdf_file: expected a file path, got {file!r}")
     else:
-        spec["points"] = load_cdf(base / str(file), spec.get("packet_bytes"))
+        spec["points"] = load_cdf(base / file, spec.get("packet_bytes"))
     return spec
