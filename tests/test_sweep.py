@@ -102,9 +102,12 @@ base = "base.toml"
     assert sorted(zip(runs["workload[0].responders"].to_pylist(), runs["tcp.initial_cwnd"].to_pylist())) == [
         ("1..3", 4), ("1..3", 10), ("1..5", 4), ("1..5", 10)]
     bad = tmp_path / "bad.toml"
-    bad.write_text('base = "base.toml"\n[zip]\n"a.b" = [1, 2]\n"c.d" = [1]\n')
-    p = subprocess.run([sys.executable, "-m", "dcsim.cli", "sweep", str(bad)], capture_output=True, text=True)
-    assert p.returncode == 2 and "zip: all lists must have the same length" in p.stderr
+    for text, message in [('[zip]\n"a.b" = [1, 2]\n"c.d" = [1]\n', "zip: all lists must have the same length"),
+                          ('tables = "flows"\n', "tables: expected a list of table names, got 'flows'"),
+                          ("replicas = 0\n", "replicas: expected a positive integer, got 0")]:
+        bad.write_text('base = "base.toml"\n' + text)
+        p = subprocess.run([sys.executable, "-m", "dcsim.cli", "sweep", str(bad)], capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def _many(tmp_path):

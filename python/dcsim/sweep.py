@@ -123,6 +123,8 @@ def load_sweep(path: str | Path) -> Sweep:
             raise _error("replicas", f"expected a positive integer, got {replicas!r}")
         seeds = [base_seed + i for i in range(replicas)]
     tables = spec.get("tables", list(TABLES))
+    if not isinstance(tables, list):
+        raise _error("tables", f"expected a list of table names, got {tables!r}: allowed {', '.join(TABLES)}")
     bad = [t for t in tables if t not in TABLES]
     if bad:
         raise _error("tables", f"unknown table {bad[0]!r}: allowed {', '.join(TABLES)}")
