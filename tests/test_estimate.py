@@ -39,6 +39,15 @@ def test_the_estimate_counts_flows_samples_and_arrivals():
     assert e.memory > bulk * estimate.FLOW_BYTES
 
 
+def test_a_search_workload_counts_its_responses_from_the_server_load_until_the_run_ends():
+    # 0.5 / 100 us = 5,000 queries per second to 10 servers, stopped by the
+    # run's 10 ms rather than the workload's 100 s: 500 responses.
+    search = {"type": "search", "client": 0, "servers": "1..11", "query_size": "100B", "response_size": "1KB",
+              "service_time": {"type": "exponential", "mean": "100us"}, "server_load": 0.5, "stop": "100s"}
+    e = estimate.estimate(resolved(STAR | {"workload": [search]}))
+    assert e.flows == pytest.approx(500, rel=1e-6)
+
+
 def test_a_run_that_cannot_fit_is_refused_naming_its_key(monkeypatch):
     # Queue samples every nanosecond for 10 s on 100 ports: 10^12 rows.
     s = STAR | {"run": {"duration": "10s"}, "output": {"queue_sample_interval": "1ns"}}

@@ -53,6 +53,18 @@ def _mean_size(size: Any) -> float:
     return _value(size, 1.0) or 1.0
 
 
+def _mean_service(st: dict[str, Any]) -> float:
+    """Mean seconds of a resolved service time (as ServiceTime::mean_seconds)."""
+    kind = st.get("type")
+    if kind == "constant":
+        mean = _value(st.get("value"))
+    elif kind == "exponential":
+        mean = _value(st.get("mean"))
+    else:
+        mean = st.get("shape", 0) * st.get("scale", 0) * _value(st.get("unit")) + _value(st.get("offset"))
+    return mean or math.inf
+
+
 def _hosts_and_switch_ports(topo: dict[str, Any]) -> tuple[int, int, float]:
     """(hosts, switch ports, host link rate in b/s) of a resolved topology."""
     kind = topo.get("type")
@@ -106,7 +118,8 @@ def estimate(s: dict[str, Any]) -> Estimate:
     for i, w in enumerate(s.get("workload", [])):
         key, kind = f"workload[{i}]", w.get("type")
         start = _value(w.get("start"))
-        active = max(0.0, (_value(w["stop"]) if w.get("stop") else duration) - start)
+        stop = min(_value(w["stop"]) if w.get("stop") else math.inf, duration or math.inf)
+        active = max(0.0, stop - start) if stop < math.inf else 0.0
         if kind == "bulk":
             src, dst = w.get("src", []), w.get("dst", [])
             n = min(len(src), len(dst)) if w.get("pairing") == "zip" else len(src) * len(dst) - len(set(src) & set(dst))
@@ -122,7 +135,7 @@ def estimate(s: dict[str, Any]) -> Estimate:
             n = w.get("load", 0) * host_rate * senders * active / (8 * _mean_size(w.get("size")))
             what = f"about {_count(n)} Poisson arrivals (load x host rate x {units.count(senders)} hosts x {units.time(active)} / mean size)"
         elif kind == "search":
-            rate = w.get("query_rate") or 0.0
+            rate = w.get("query_rate") or (w.get("server_load") or 0.0) / _mean_service(w.get("service_time", {}))
             n = rate * active * max(1, len(w.get("servers", [])))
             what = f"about {_count(n)} responses ({units.count(rate)} queries/s for {units.time(active)})"
         elif kind == "requests":
