@@ -102,6 +102,9 @@ def test_bad_scenarios_raise_scenario_error_with_key_path(star):
         dcsim.run(star | {"topology": {"type": "star", "hosts": 4, "link_rate": "fast", "link_delay": "2us"}})
     with pytest.raises(dcsim.ScenarioError, match="out of range"):
         dcsim.run(star, overrides={"workload[3].size": "1KB"})
+    for threads in (-1, 0, 1000, 2.0, "2"):
+        with pytest.raises(dcsim.ScenarioError, match=r"threads = .*: allowed 1\.\.=64"):
+            dcsim.run(star, threads=threads)
 
 
 def test_flow_files_csv_and_parquet(tmp_path, star):

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from . import _core, estimate
 from .progress import ProgressBar
 from .results import Result
-from .scenario import resolve
+from .scenario import _error, resolve
 
 
 def _overrides_from_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,6 +42,8 @@ def run(
     ``run.event_order = "canonical"`` over that many threads: the results
     are the same for every thread count (docs/design.md, "Parallel runs").
     """
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 64):
+        raise _error("", f"threads = {threads!r}: allowed 1..=64")
     merged = dict(overrides or {})
     merged.update(_overrides_from_kwargs(kwargs))
     resolved, digest = resolve(scenario, merged, seed, preset)
