@@ -125,9 +125,10 @@ def test_bad_counts_and_ranges_exit_2_before_any_work(tmp_path):
         assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
         assert p.stdout == "" and not (tmp_path / "res").exists(), args
     assert cli("run", "ok.toml", "--out", "res", "--quiet", cwd=tmp_path).returncode == 0
-    for args, message in [(["--deadline", "-1"], "--deadline -1.0: expected a time in seconds above 0"),
-                          (["--bucket", "5:1"], "--bucket '5:1': expected LO:HI in bytes with 0 <= LO < HI")]:
-        p = cli("analyze", "res", *args, cwd=tmp_path)
+    for args, message in [(["analyze", "res", "--deadline", "-1"], "--deadline -1.0: expected a time in seconds above 0"),
+                          (["analyze", "res", "--bucket", "5:1"], "--bucket '5:1': expected LO:HI in bytes with 0 <= LO < HI"),
+                          (["plot", "res", "utilisation", "--output", "ok.toml/u.png"], "--output 'ok.toml': cannot write there")]:
+        p = cli(*args, cwd=tmp_path)
         assert p.returncode == 2 and message in p.stderr and p.stdout == "", (args, p.stderr)
 
 

@@ -113,6 +113,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     output = Path(args.output or Path(args.out_dir) / f"{args.kind}.png")
     if output.suffix not in (".png", ".svg", ".pdf"):
         return _fail(f"--output {str(output)!r}: expected a .png, .svg or .pdf file")
+    _check_writable(output.parent, "--output")
     try:
         result = Result.load(Path(args.out_dir))
         fig = plot.KINDS[args.kind](result)
