@@ -119,6 +119,7 @@ def test_bad_counts_and_ranges_exit_2_before_any_work(tmp_path):
         (["sweep", "sweep.toml", "--out", "res", "--jobs", "0"], "--jobs: '0': expected a whole number"),
         (["bench", "--repeat", "0"], "--repeat: '0': expected a whole number of repetitions from 1 to 100"),
         (["bench", "--soak", "-5"], "--soak: '-5': expected a whole number of events from 1 to"),
+        (["bench", "--soak", "5", "--only", "incast-16"], "--soak runs dumbbell-dctcp-8 once, on one thread: it takes no --only"),
     ]
     for args, message in cases:
         p = cli(*args, cwd=tmp_path)

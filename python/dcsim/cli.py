@@ -210,6 +210,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import soak
 
     if args.soak:
+        if args.only or args.threads or args.repeat != 1:
+            return _fail("--soak runs dumbbell-dctcp-8 once, on one thread: it takes no --only, --threads or --repeat")
         return soak(args.soak, json_lines=args.json)
     return bench_main(json_lines=args.json, only=args.only, threads=args.threads, repeat=args.repeat)
 
