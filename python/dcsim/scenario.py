@@ -131,8 +131,8 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
             src, dst, nbytes, start = int(row["src"]), int(row["dst"]), int(row["bytes"]), float(row["start"])
         except (TypeError, ValueError):
             raise _error(where, f"{path.name} row {i + 1}: src, dst and bytes must be integers and start a number of seconds, got {dict(row)}") from None
-        if nbytes <= 0 or start < 0:
-            raise _error(where, f"{path.name} row {i + 1}: bytes must be > 0 and start >= 0, got bytes={nbytes}, start={start}")
+        if nbytes <= 0 or not 0 <= start < math.inf:
+            raise _error(where, f"{path.name} row {i + 1}: bytes must be > 0 and start a finite time >= 0, got bytes={nbytes}, start={start}")
         flow = {"src": src, "dst": dst, "size": f"{nbytes}B", "start": f"{round(start * 1e12)}ps"}
         if row.get("dscp") not in (None, ""):
             try:
@@ -140,6 +140,8 @@ def _load_flow_file(path: Path, where: str) -> list[dict[str, Any]]:
             except (TypeError, ValueError):
                 raise _error(where, f"{path.name} row {i + 1}: dscp must be an integer 0..63, got {row['dscp']!r}") from None
         flows.append(flow)
+    if not flows:
+        raise _error(where, f"flow file {str(path)!r} has no flows (needed: a row per flow with {', '.join(required)})")
     return flows
 
 

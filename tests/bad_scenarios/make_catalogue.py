@@ -183,10 +183,18 @@ cases = {
  "dwrr_zero_quantum": BASE + '\n[switch.scheduler]\ntype = "dwrr"\nquanta = ["1500B", "0B"]\n',
  "dwrr_priorities_length": BASE + '\n[switch.scheduler]\ntype = "dwrr"\nquanta = ["1500B", "1500B"]\npriorities = [0]\n',
  "bulk_dscp_too_large": BASE.replace('size = "100KB"', 'size = "100KB"\ndscp = 64'),
+ "voq_too_many_ports": rep(BASE, 'hosts = 4', 'hosts = 65536') + '\n[switch]\nvoq = { ingress_cells = 199 }\n',
+ "size_cdf_not_a_name": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nsize = { cdf = ["websearch"] }\nload = 0.3\npattern = "all_to_all"'),
+ "size_cdf_file_not_a_path": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nsize = { cdf_file = 3 }\nload = 0.3\npattern = "all_to_all"'),
+ "search_server_load_too_many_queries": '[run]\nduration = "1ms"\n\n' + BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "search"\nclient = 0\nservers = "1..4"\nquery_size = "100B"\nresponse_size = "100B"\nservice_time = { type = "constant", value = "1ps" }\nserver_load = 0.5'),
+ "flow_file_empty_flows": NOW + '[[workload]]\ntype = "flows"\nfile = "empty_flows.csv"\n',
+ "flow_file_nan_start": NOW + '[[workload]]\ntype = "flows"\nfile = "nan_start.csv"\n',
  "poisson_unknown_connections": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nload = 0.5\nload_reference = "host"\npattern = "all_to_all"\nsize = "10KB"\nconnections = "pooled"'),
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")
 open("bad_number.csv","w").write("src,dst,bytes,start\n1,0,lots,0\n")
+open("empty_flows.csv","w").write("src,dst,bytes,start\n")
+open("nan_start.csv","w").write("src,dst,bytes,start\n1,0,1000,nan\n")
 here = os.getcwd()
 for name, text in cases.items():
     path = f"{name}.toml"
