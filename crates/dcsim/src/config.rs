@@ -3490,13 +3490,15 @@ impl Scenario {
                     let mean = w.service_time.mean_seconds();
                     match (w.query_rate, w.server_load) {
                         (Some(r), None) if r > 0.0 && r < 1e9 => {}
-                        (None, Some(l)) if l > 0.0 && l < 1.0 && mean > 0.0 && l / mean < 1e9 => {}
                         (None, Some(l)) if l > 0.0 && l < 1.0 && mean > 0.0 => {
                             let rate = l / mean;
-                            return Err(err(
-                                format!("{p}.server_load"),
-                                format!("{l} of a {} mean service time is {rate:.3e} queries per second: allowed up to 1e9 (a longer service time or a lower load)", crate::units::dur_string(Dur((mean * 1e12).round() as u64))),
-                            ));
+                            if rate >= 1e9 {
+                                let service = crate::units::dur_string(Dur((mean * 1e12).round() as u64));
+                                return Err(err(
+                                    format!("{p}.server_load"),
+                                    format!("{l} of a {service} mean service time is {rate:.3e} queries per second: allowed up to 1e9 (a longer service time or a lower load)"),
+                                ));
+                            }
                         }
                         (None, Some(l)) => {
                             return Err(err(format!("{p}.server_load"), format!("{l} is out of range: allowed (0, 1), with a service time above zero")))
