@@ -189,6 +189,8 @@ cases = {
  "search_server_load_too_many_queries": '[run]\nduration = "1ms"\n\n' + BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "search"\nclient = 0\nservers = "1..4"\nquery_size = "100B"\nresponse_size = "100B"\nservice_time = { type = "constant", value = "1ps" }\nserver_load = 0.5'),
  "flow_file_empty_flows": NOW + '[[workload]]\ntype = "flows"\nfile = "empty_flows.csv"\n',
  "flow_file_nan_start": NOW + '[[workload]]\ntype = "flows"\nfile = "nan_start.csv"\n',
+ "run_is_an_array": "run = []\n\n" + BASE,
+ "run_is_an_array_of_values": "run = [7]\n\n" + BASE,
  "poisson_unknown_connections": BASE.replace('type = "bulk"\nsrc = 1\ndst = 0\nsize = "100KB"', 'type = "poisson"\nload = 0.5\nload_reference = "host"\npattern = "all_to_all"\nsize = "10KB"\nconnections = "pooled"'),
 }
 open("missing_column.csv","w").write("src,dst,bytes\n1,0,1000\n")

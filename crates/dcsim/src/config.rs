@@ -2569,15 +2569,37 @@ fn default_sample_interval() -> DurV {
 
 // ---- parsing --------------------------------------------------------------------
 
+/// serde fills a struct from a sequence by position, so `run = []` would read
+/// as an empty `[run]` and `run = [1]` as its first field. An error at the
+/// first key path where the input has an array and the resolved scenario a table.
+fn array_read_as_table(input: &serde_json::Value, resolved: &serde_json::Value, path: String) -> Option<ConfigError> {
+    use serde_json::Value;
+    match (input, resolved) {
+        (Value::Array(_), Value::Object(_)) => Some(err(path, format!("expected a table, found the array {input}"))),
+        (Value::Object(a), Value::Object(b)) => a.iter().find_map(|(key, value)| {
+            let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            b.get(key).and_then(|r| array_read_as_table(value, r, inner))
+        }),
+        (Value::Array(a), Value::Array(b)) => {
+            a.iter().zip(b).enumerate().find_map(|(i, (x, y))| array_read_as_table(x, y, format!("{path}[{i}]")))
+        }
+        _ => None,
+    }
+}
+
 impl Scenario {
     /// Parse a scenario from a JSON value (the Python front end turns TOML
     /// files and dicts into this), checking the schema and then the semantics.
     pub fn from_json_value(v: serde_json::Value) -> Result<Scenario, ConfigError> {
-        let s: Scenario = serde_path_to_error::deserialize(v).map_err(|e| {
+        let s: Scenario = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
             let path = e.path().to_string();
             let (path, msg) = split_nested(&path, &e.into_inner().to_string());
             err(if path == "." { String::new() } else { path }, msg)
         })?;
+        let resolved = serde_json::to_value(&s).expect("a scenario always serialises");
+        if let Some(e) = array_read_as_table(&v, &resolved, String::new()) {
+            return Err(e);
+        }
         s.validate()?;
         Ok(s)
     }
