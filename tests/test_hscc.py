@@ -194,3 +194,17 @@ def test_other_hscc_reproductions_run_quick(name, tmp_path):
             cond = json.loads(r["condition"])
             assert r["metric"].endswith("_reduction") or r["metric"] == "claim", r
             assert cond.get("case", cond.get("left", {}).get("case")) in zero_cases, r
+
+def test_a_variants_hscc_keys_reach_only_the_schemes_that_run_hscc(tmp_path):
+    # `hscc_set` (variant fair-share) must not switch HSCC on for a baseline.
+    from pathlib import Path
+
+    from dcsim.experiments.hscc import _leafspine_jobs
+
+    spec = {"scenario": "scenario.toml", "stop": "1ms", "duration": "2ms", "loads": [0.5], "cdf": "websearch",
+            "hscc_set": {"window": "fair_share"}}
+    schemes = [("HSCC", "HSCC", {}), ("DCTCP", "DCTCP", {}), ("0.5-0.875", "HSCC", {"switch.hscc.low": 0.5}),
+               ("Reno", "Reno", {}), ("Reno-HSCC", "Reno-HSCC", {})]
+    jobs = {cond["scheme"]: ov for cond, _, _, ov in _leafspine_jobs(spec, Path(tmp_path), schemes)}
+    assert [s for s, ov in jobs.items() if ov.get("switch.hscc.window") == "fair_share"] == ["HSCC", "0.5-0.875", "Reno-HSCC"]
+    assert jobs["0.5-0.875"]["switch.hscc.low"] == 0.5

@@ -65,6 +65,13 @@ def _measure_leafspine(r: Any, condition: dict[str, Any], spec: dict[str, Any]) 
     return _fct_rows(r.flows.to_pylist())
 
 
+def _hscc_set(spec: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A variant's switch.hscc keys (`hscc_set`), for the presets that run HSCC."""
+    if preset != "HSCC" and not preset.endswith("-HSCC"):
+        return {}
+    return {f"switch.hscc.{key}": value for key, value in spec.get("hscc_set", {}).items()}
+
+
 def _leafspine_jobs(spec: dict[str, Any], folder: Path, schemes: list[tuple[str, str, dict[str, Any]]]) -> list[Job]:
     """One job per (scheme, load): arrivals for `stop`, then `drain` more
     seconds for the flows in progress; flows still running then are unfinished."""
@@ -75,7 +82,7 @@ def _leafspine_jobs(spec: dict[str, Any], folder: Path, schemes: list[tuple[str,
         for label, preset, changes in schemes:
             ov = {"workload[0].size": {"cdf": spec["cdf"]}, "workload[0].load": load, "workload[0].stop": stop,
                   "run.duration": spec["duration"]}
-            jobs.append(({"load": load, "scheme": label}, scenario, f"hscc/{preset}", ov | changes))
+            jobs.append(({"load": load, "scheme": label}, scenario, f"hscc/{preset}", ov | _hscc_set(spec, preset) | changes))
     return jobs
 
 
@@ -260,10 +267,7 @@ def _counts_drops(port: dict[str, Any], spec: dict[str, Any]) -> bool:
 def _scheme_overrides(spec: dict[str, Any], scheme: str) -> dict[str, Any]:
     """The testbed runs' keys for `scheme`: its TCP's (`scheme_overrides`),
     and for an HSCC scheme a variant's switch.hscc keys (`hscc_set`)."""
-    ov = spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {})
-    if scheme.endswith("-HSCC"):
-        ov = ov | {f"switch.hscc.{key}": value for key, value in spec.get("hscc_set", {}).items()}
-    return ov
+    return spec.get("scheme_overrides", {}).get(scheme.removesuffix("-HSCC"), {}) | _hscc_set(spec, scheme)
 
 
 def hscc_incast(spec: dict[str, Any], folder: Path) -> Rows:
