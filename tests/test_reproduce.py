@@ -149,6 +149,19 @@ def test_all_runs_every_experiment_resumably_and_writes_a_summary(tmp_path, monk
     assert reproduce.main("clues-rtt", tmp_path, True, False, None, every=True) == 2
 
 
+def test_a_variant_with_a_bad_key_is_a_scenario_error_naming_the_run(tmp_path, monkeypatch, capsys):
+    # The worker's ScenarioError crosses the process pool as itself: exit 2, one line.
+    from dcsim import cli, reproduce
+
+    variant = {"name": "huge-dupthresh", "why": "fast retransmit off", "set": {"tcp.dupthresh": 100000}}
+    monkeypatch.setattr(reproduce, "variants", lambda name: {"huge-dupthresh": variant})
+    assert cli.main(["reproduce", "clues-nagle", "--quick", "--variant", "huge-dupthresh", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dcsim: error: the run with ") and "\n" not in err, err
+    assert "tcp.dupthresh: 100000 is out of range: allowed 1..=1000" in err, err
+    assert not (tmp_path / "clues-nagle--huge-dupthresh").exists()
+
+
 def test_a_variant_sets_its_keys_in_every_run_and_is_reported_apart(tmp_path, monkeypatch):
     from dcsim import reproduce
 

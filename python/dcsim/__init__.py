@@ -20,6 +20,10 @@ from .simulate import run
 
 __version__ = _core_version()
 
+# Named by where users import them, so that pickle finds them and they cross
+# process pools (a sweep's or a reproduction's worker) as themselves.
+ScenarioError.__module__ = Cancelled.__module__ = "dcsim"
+
 __all__ = [
     "Cancelled",
     "Result",

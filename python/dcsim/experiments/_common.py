@@ -100,8 +100,8 @@ def _one(job: Job, measure: Callable[..., Rows], spec: dict[str, Any]) -> Rows:
     try:
         result = dcsim.run(scenario, preset=preset, overrides=seeded(overrides, spec))
     except dcsim.ScenarioError as e:
-        # Re-raised as a plain error: the extension's exception does not cross processes.
-        raise ValueError(f"{condition}: {e}") from None
+        run = ", ".join(f"{key} {value}" for key, value in condition.items())
+        raise dcsim.ScenarioError(f"the run with {run}: {e}") from None
     return [condition | row for row in measure(result, condition, spec)]
 
 

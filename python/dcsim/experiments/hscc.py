@@ -87,7 +87,8 @@ def _leafspine_jobs(spec: dict[str, Any], folder: Path, schemes: list[tuple[str,
 
 
 def hscc_leafspine(spec: dict[str, Any], folder: Path) -> Rows:
-    schemes = [(s, s, {}) for s in spec["schemes"]]
+    # A variant's keys for one scheme (`scheme_set`), e.g. its thresholds in bytes.
+    schemes = [(s, s, spec.get("scheme_set", {}).get(s, {})) for s in spec["schemes"]]
     rows = _run_jobs(_leafspine_jobs(spec, folder, schemes), _measure_leafspine, spec)
     # PIAS's unfinished flows over all loads (the seed counts 25 in web search).
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
