@@ -1875,6 +1875,11 @@ pub struct TcpCfg {
     /// as Linux's and ns-3's CWR state.
     #[serde(default)]
     pub grow_in_cwr: bool,
+    /// At most this many segments leave in response to one ACK, timer or
+    /// application write (ns-2's `maxburst_`; the ECN# authors' ns-3 fork
+    /// sends at most 2 per `SendPendingData`). 0: no limit.
+    #[serde(default)]
+    pub max_burst: u32,
     /// MSS option to advertise (and the largest segment to send, less TCP
     /// options). Default: MTU - 40.
     #[serde(default)]

@@ -123,7 +123,6 @@ def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]
     def window(start: float) -> list[tuple[float, int]]:
         return [(t, n) for t, n in samples if start <= t <= start + length]
 
-    seed_window = window(burst - spec["seed_window_before_s"])
     burst_window = window(burst)
     in_bursts = [n for b in times for _, n in window(b)]
     # Background: outside the burst windows, after the first 0.1 s, while flows still start.
@@ -139,8 +138,7 @@ def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]
     bg_flows = [f for f in r.flows.to_pylist() if f["workload"] == 0]
     return [
         {"metric": "burst_peak_pkts", "value": max(in_bursts, default=None)},
-        {"metric": "seed_window_peak_pkts", "value": max((n for _, n in seed_window), default=None)},
-        {"metric": "seed_window_mean_pkts", "value": _mean([n for _, n in seed_window])},
+        {"metric": "last_burst_peak_pkts", "value": max((n for _, n in burst_window), default=None)},
         {"metric": "background_mean_pkts", "value": _mean(background)},
         {"metric": "background_p99_pkts", "value": _pct(background, 99)},
         {"metric": "max_queue_pkts", "value": port["max_queue_packets"]},
@@ -154,8 +152,7 @@ def _measure_queue_track(r: Any, condition: dict[str, Any], spec: dict[str, Any]
         {"metric": "qct_max_ms", "value": max(qct, default=None)},
         {"metric": "background_flows_done", "value": sum(f["fct"] is not None for f in bg_flows)},
         {"metric": "background_flows", "value": len(bg_flows)},
-        {"metric": "queue_trace", "value": None, "burst": burst, "trace": [(t - burst, n) for t, n in burst_window],
-         "seed_trace": [(t - burst, n) for t, n in seed_window]},
+        {"metric": "queue_trace", "value": None, "burst": burst, "trace": [(t - burst, n) for t, n in burst_window]},
     ]
 
 
@@ -175,15 +172,13 @@ def ecnsharp_queue_figure(rows: Rows, spec: dict[str, Any]) -> Any:
     from ..plot import _mpl
 
     plt = _mpl()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
     for r in (r for r in rows if r["metric"] == "queue_trace"):
-        axes[0].plot([t * 1e3 for t, _ in r["seed_trace"]], [n for _, n in r["seed_trace"]], label=r["scheme"])
-        axes[1].plot([t * 1e3 for t, _ in r["trace"]], [n for _, n in r["trace"]], label=r["scheme"])
-    axes[0].set(xlabel="time from the last burst (ms)", ylabel="bottleneck queue (packets)", title="the seed's window (4.000-4.005 s)")
-    axes[1].set(xlabel="time from the last burst (ms)", title="Fig. 16: the incast burst")
-    for ax in axes:
-        ax.axhline(600, color="grey", ls=":", lw=1)
-    return _finish(fig, axes)
+        ax.plot([t * 1e3 for t, _ in r["trace"]], [n for _, n in r["trace"]], label=r["scheme"])
+    # The seed plots this window (4.05-4.055 s) with its axis shifted to read 4.000-4.005 s.
+    ax.set(xlabel="time from the last burst at 4.05 s (ms)", ylabel="bottleneck queue (packets)", title="Fig. 16: the last incast burst")
+    ax.axhline(600, color="grey", ls=":", lw=1)
+    return _finish(fig, [ax])
 
 
 def ecnsharp_senders_figure(rows: Rows, spec: dict[str, Any]) -> Any:

@@ -71,6 +71,8 @@ pub struct TcpParams {
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
     pub grow_in_cwr: bool,
+    /// Segments per send opportunity (u32::MAX: no limit).
+    pub max_burst: u32,
     pub frto: bool,
     pub bad_rexmit_undo: bool,
     pub rto_forgets_sack: bool,
@@ -136,6 +138,7 @@ impl TcpParams {
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
             grow_in_cwr: t.grow_in_cwr,
+            max_burst: if t.max_burst == 0 { u32::MAX } else { t.max_burst },
             frto: t.frto,
             bad_rexmit_undo: t.bad_rexmit_undo,
             rto_forgets_sack: t.rto_forgets_sack,
@@ -487,6 +490,10 @@ pub struct Endpoint {
     /// The last send attempt stopped at the TSQ limit: the world calls
     /// flush again when this side's bytes leave the host.
     pub tsq_throttled: bool,
+    /// tcp.max_burst: segments one ACK, timer or write may still send, and
+    /// the number each of them allows (u32::MAX: no limit).
+    burst_left: u32,
+    burst_cap: u32,
     pub delack_timer: Timer,
 
     pub stats: TcpStats,
@@ -531,6 +538,8 @@ impl Endpoint {
             app_end: SEQ_DATA_START,
             msg_start: [SEQ_DATA_START; 2],
             tried: (SimTime::ZERO, 0, false, 0),
+            burst_left: p.max_burst,
+            burst_cap: p.max_burst,
             fin_queued: false,
             snd_wnd: 0,
             snd_wl: (0, 0),
@@ -625,6 +634,7 @@ impl Endpoint {
     /// The application writes `bytes` more (and optionally closes after them).
     pub fn write(&mut self, bytes: u64, close: bool) {
         debug_assert!(!self.fin_queued, "write after close");
+        self.burst_left = self.burst_cap;
         self.msg_start = [self.msg_start[1], self.app_end];
         self.app_end = self.app_end.saturating_add(bytes);
         self.fin_queued |= close;
@@ -836,6 +846,7 @@ impl Endpoint {
     }
 
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, p: &TcpParams, out: &mut TcpOut) {
+        self.burst_left = self.burst_cap;
         match kind {
             TimerKind::DelAck => {
                 if self.state == State::Established && (self.last_ack_sent < self.rcv_nxt || self.unacked_segments > 0) {
@@ -928,6 +939,7 @@ impl Endpoint {
 
     #[inline(always)]
     pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
+        self.burst_left = self.burst_cap;
         if pkt.has(flags::SYN) {
             self.on_syn(now, pkt, p, out);
             return;
@@ -1758,6 +1770,7 @@ impl Endpoint {
         }
         self.stats.segments_sent += 1;
         self.stats.data_bytes_sent += pkt.payload as u64;
+        self.burst_left = self.burst_left.saturating_sub(1);
         out.packets.push(pkt);
         self.arm_rto_if_idle(now, p);
         if new_data_sent {
@@ -1910,7 +1923,7 @@ impl Endpoint {
         let mut pipe = self.pipe(p);
         let lost = self.lost_boundary(p);
         for _ in 0..100_000 {
-            if self.cc.cwnd < pipe + mss || self.tsq_full(out) {
+            if self.cc.cwnd < pipe + mss || self.tsq_full(out) || self.burst_left == 0 {
                 break;
             }
             // First, retransmissions found lost (see find_lost_retransmits).
@@ -2046,6 +2059,13 @@ impl Endpoint {
                 self.cwnd_limited = false;
                 return; // Nagle: hold a small segment while data is unacknowledged
             }
+            if self.burst_left == 0 {
+                // tcp.max_burst: the window had room; the sender's own limit
+                // stopped it, so cwnd counts as the limit (the fork this
+                // models grows cwnd on every ACK).
+                self.cwnd_limited = true;
+                return;
+            }
             let fin = self.fin_queued && end == data_end;
             if retx {
                 self.stats.retransmits += 1;
@@ -2149,6 +2169,25 @@ mod tests {
         // The next write is a new message: its count starts again.
         let second = data(&mut pair, 3);
         assert_eq!(second.iter().map(|s| s.dscp).collect::<Vec<_>>(), [0, 0, 1]);
+    }
+
+    #[test]
+    fn max_burst_sends_at_most_that_many_segments_per_ack_or_write() {
+        let mut pair = Pair::connected(params("max_burst = 2\ndelayed_ack = { enabled = false }"));
+        let mss = pair.ep[0].mss as u64;
+        // IW 10, but one write releases 2 segments; each ACK releases 2 more
+        // (one for the segment it acknowledges, one from slow start's growth).
+        let mut flight = pair.write(0, 100 * mss);
+        assert_eq!(flight.len(), 2);
+        for round in 0..3 {
+            let acks: Vec<Packet> = flight.iter().flat_map(|s| pair.to(1, s)).collect();
+            let sent: Vec<Vec<Packet>> = acks.iter().map(|a| pair.to(0, a)).collect();
+            assert!(sent.iter().all(|s| s.len() == 2), "round {round}: {:?}", sent.iter().map(Vec::len).collect::<Vec<_>>());
+            flight = sent.concat();
+        }
+        // Without the limit the same write sends the whole initial window.
+        let mut pair = Pair::connected(params("delayed_ack = { enabled = false }"));
+        assert_eq!(pair.write(0, 100 * mss).len(), 10);
     }
 
     #[test]
