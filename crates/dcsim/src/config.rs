@@ -1879,7 +1879,7 @@ pub struct TcpCfg {
     /// application write (ns-2's `maxburst_`; the ECN# authors' ns-3 fork
     /// sends at most 2 per `SendPendingData`). 0: no limit.
     #[serde(default)]
-    pub max_burst: u32,
+    pub max_burst: u16,
     /// MSS option to advertise (and the largest segment to send, less TCP
     /// options). Default: MTU - 40.
     #[serde(default)]

@@ -398,7 +398,7 @@ fn run_script(path: &Path) -> Result<(), String> {
             Some("write") => {
                 let bytes: u64 = rest.get(1).and_then(|w| w.parse().ok()).ok_or_else(|| at("`write N` needs a number".into()))?;
                 let mut out = TcpOut::default();
-                r.ep.write(bytes, rest.get(2) == Some(&"close"));
+                r.ep.write(bytes, rest.get(2) == Some(&"close"), &r.p);
                 r.ep.flush(r.now, &r.p, &mut out);
                 r.take(out);
             }

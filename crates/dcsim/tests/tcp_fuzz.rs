@@ -88,7 +88,7 @@ impl Pair {
 
     fn write(&mut self, i: usize, bytes: u64) -> Vec<Packet> {
         let mut out = TcpOut::default();
-        self.ep[i].write(bytes, false);
+        self.ep[i].write(bytes, false, &self.p);
         self.ep[i].flush(self.now, &self.p, &mut out);
         out.packets
     }

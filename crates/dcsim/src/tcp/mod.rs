@@ -71,8 +71,8 @@ pub struct TcpParams {
     pub restart_after_idle: bool,
     pub cwnd_validation: bool,
     pub grow_in_cwr: bool,
-    /// Segments per send opportunity (u32::MAX: no limit).
-    pub max_burst: u32,
+    /// Segments per send opportunity (u16::MAX: no limit).
+    pub max_burst: u16,
     pub frto: bool,
     pub bad_rexmit_undo: bool,
     pub rto_forgets_sack: bool,
@@ -138,7 +138,7 @@ impl TcpParams {
             restart_after_idle: t.restart_after_idle,
             cwnd_validation: t.cwnd_validation,
             grow_in_cwr: t.grow_in_cwr,
-            max_burst: if t.max_burst == 0 { u32::MAX } else { t.max_burst },
+            max_burst: if t.max_burst == 0 { u16::MAX } else { t.max_burst },
             frto: t.frto,
             bad_rexmit_undo: t.bad_rexmit_undo,
             rto_forgets_sack: t.rto_forgets_sack,
@@ -415,11 +415,11 @@ pub struct Endpoint {
     /// Stream offsets where the previous and the current write began (the
     /// message boundaries PIAS's tagging counts from).
     msg_start: [u64; 2],
-    /// What the application had given at the last send attempt: (time,
-    /// app_end, fin_queued, msg_start[0]). Sending depends only on the
-    /// connection's state, so at the same instant with nothing new from the
-    /// application (and no TSQ limit) another attempt sends nothing.
-    tried: (SimTime, u64, bool, u64),
+    /// When the last send attempt ran, unless the application has written
+    /// since (then NEVER). Sending depends only on the connection's state,
+    /// so at the same instant with nothing new from the application (and no
+    /// TSQ limit) another attempt sends nothing.
+    tried: SimTime,
     fin_queued: bool,
     snd_wnd: u64,
     /// The segment that last set snd_wnd: its SEQ and ACK (RFC 9293 SND.WL1, SND.WL2).
@@ -491,9 +491,8 @@ pub struct Endpoint {
     /// flush again when this side's bytes leave the host.
     pub tsq_throttled: bool,
     /// tcp.max_burst: segments one ACK, timer or write may still send, and
-    /// the number each of them allows (u32::MAX: no limit).
-    burst_left: u32,
-    burst_cap: u32,
+    /// the number each of them allows (u16::MAX: no limit, never counted).
+    burst_left: u16,
     pub delack_timer: Timer,
 
     pub stats: TcpStats,
@@ -537,9 +536,8 @@ impl Endpoint {
             snd_max: 0,
             app_end: SEQ_DATA_START,
             msg_start: [SEQ_DATA_START; 2],
-            tried: (SimTime::ZERO, 0, false, 0),
+            tried: SimTime::ZERO,
             burst_left: p.max_burst,
-            burst_cap: p.max_burst,
             fin_queued: false,
             snd_wnd: 0,
             snd_wl: (0, 0),
@@ -632,12 +630,13 @@ impl Endpoint {
     }
 
     /// The application writes `bytes` more (and optionally closes after them).
-    pub fn write(&mut self, bytes: u64, close: bool) {
+    pub fn write(&mut self, bytes: u64, close: bool, p: &TcpParams) {
         debug_assert!(!self.fin_queued, "write after close");
-        self.burst_left = self.burst_cap;
+        self.burst_left = p.max_burst;
         self.msg_start = [self.msg_start[1], self.app_end];
         self.app_end = self.app_end.saturating_add(bytes);
         self.fin_queued |= close;
+        self.tried = SimTime::NEVER;
     }
 
     // ---- packet construction ---------------------------------------------------
@@ -846,7 +845,7 @@ impl Endpoint {
     }
 
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, p: &TcpParams, out: &mut TcpOut) {
-        self.burst_left = self.burst_cap;
+        self.burst_left = p.max_burst;
         match kind {
             TimerKind::DelAck => {
                 if self.state == State::Established && (self.last_ack_sent < self.rcv_nxt || self.unacked_segments > 0) {
@@ -939,7 +938,7 @@ impl Endpoint {
 
     #[inline(always)]
     pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, p: &TcpParams, out: &mut TcpOut) {
-        self.burst_left = self.burst_cap;
+        self.burst_left = p.max_burst;
         if pkt.has(flags::SYN) {
             self.on_syn(now, pkt, p, out);
             return;
@@ -1770,7 +1769,9 @@ impl Endpoint {
         }
         self.stats.segments_sent += 1;
         self.stats.data_bytes_sent += pkt.payload as u64;
-        self.burst_left = self.burst_left.saturating_sub(1);
+        if self.burst_left != u16::MAX {
+            self.burst_left -= 1;
+        }
         out.packets.push(pkt);
         self.arm_rto_if_idle(now, p);
         if new_data_sent {
@@ -1796,7 +1797,7 @@ impl Endpoint {
         if self.state == State::Established {
             let before = out.packets.len();
             // After on_packet or on_timer, skip a second attempt that cannot send.
-            if out.tsq_room.is_some() || self.tried != (now, self.app_end, self.fin_queued, self.msg_start[0]) {
+            if out.tsq_room.is_some() || self.tried != now {
                 self.try_send(now, p, out);
             }
             if self.ack_now && out.packets.len() == before {
@@ -1909,7 +1910,7 @@ impl Endpoint {
         if self.state != State::Established {
             return;
         }
-        self.tried = (now, self.app_end, self.fin_queued, self.msg_start[0]);
+        self.tried = now;
         self.tsq_throttled = false;
         match self.recovery {
             Recovery::Fast { .. } if self.sack_ok => self.send_sack_recovery(now, p, out),
@@ -2147,7 +2148,7 @@ mod tests {
 
         fn write(&mut self, i: usize, bytes: u64) -> Vec<Packet> {
             let mut out = TcpOut::default();
-            self.ep[i].write(bytes, false);
+            self.ep[i].write(bytes, false, &self.p);
             self.ep[i].flush(self.now, &self.p, &mut out);
             out.packets
         }

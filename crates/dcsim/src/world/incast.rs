@@ -84,7 +84,7 @@ impl World<'_> {
             while a.query_bytes_seen[s] >= (a.responses_written[s] + 1) * a.query {
                 a.responses_written[s] += 1;
                 let (bytes, conn) = (a.response[s], a.conns[s]);
-                self.eps[(conn * 2 + 1) as usize].write(bytes, false);
+                self.eps[(conn * 2 + 1) as usize].write(bytes, false, &self.tcp);
             }
         }
         if delivered > 0 && side == 0 {
@@ -148,7 +148,7 @@ impl World<'_> {
                 dscp: 0,
                 sender_rtt: None,
             });
-            self.eps[(conn * 2) as usize].write(query, false);
+            self.eps[(conn * 2) as usize].write(query, false, &self.tcp);
             self.out.clear();
             self.after_tcp(now, conn * 2);
         }

@@ -1260,7 +1260,7 @@ impl<'a> World<'a> {
                 fr.sender_at_start = self.eps[(conn * 2) as usize].stats;
                 fr.receiver_at_start = self.eps[(conn * 2 + 1) as usize].stats;
                 self.eps[(conn * 2) as usize].dscp = dscp;
-                self.eps[(conn * 2) as usize].write(size.expect("persistent flows have a size"), false);
+                self.eps[(conn * 2) as usize].write(size.expect("persistent flows have a size"), false, &self.tcp);
                 return self.after_tcp(now, conn * 2);
             }
         }
@@ -1276,7 +1276,7 @@ impl<'a> World<'a> {
         let e = &mut self.eps[ep as usize];
         e.dscp = dscp;
         // A long-lived flow writes "forever" (far more than any run can send).
-        e.write(size.unwrap_or(u64::MAX / 4), size.is_some() && !persistent);
+        e.write(size.unwrap_or(u64::MAX / 4), size.is_some() && !persistent, &self.tcp);
         e.open(now, &self.tcp, &mut self.out);
         self.after_tcp(now, ep);
     }

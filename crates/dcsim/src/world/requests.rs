@@ -168,7 +168,7 @@ impl World<'_> {
         st.size = size;
         st.flow = flow;
         let ep = (conn * 2) as usize;
-        self.eps[ep].write(request, false);
+        self.eps[ep].write(request, false, &self.tcp);
         self.out.clear();
         if new_conn {
             self.eps[ep].open(now, &self.tcp, &mut self.out);
@@ -187,7 +187,7 @@ impl World<'_> {
             while st.request_bytes >= (st.answered + 1) * request {
                 st.answered += 1;
                 let (conn, size) = (st.conn, st.size);
-                self.eps[(conn * 2 + 1) as usize].write(size, per_request);
+                self.eps[(conn * 2 + 1) as usize].write(size, per_request, &self.tcp);
             }
         } else if side == 0 && delivered > 0 {
             st.response_bytes += delivered;
@@ -197,7 +197,7 @@ impl World<'_> {
                 let (flow, size, server, conn) = (st.flow, st.size, st.server, st.conn);
                 a.open -= 1;
                 if per_request {
-                    self.eps[(conn * 2) as usize].write(0, true); // the client closes its side
+                    self.eps[(conn * 2) as usize].write(0, true, &self.tcp); // the client closes its side
                 }
                 self.complete_flow(flow as usize, now, size);
                 let a = &mut self.requests[app as usize];

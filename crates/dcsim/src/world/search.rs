@@ -112,7 +112,7 @@ impl World<'_> {
                 dscp: 0,
                 sender_rtt: None,
             });
-            self.eps[(conn * 2) as usize].write(query, false);
+            self.eps[(conn * 2) as usize].write(query, false, &self.tcp);
             self.out.clear();
             self.after_tcp(now, conn * 2);
         }
@@ -136,7 +136,7 @@ impl World<'_> {
         a.waiting[s].pop_front();
         a.busy[s] = false;
         let (conn, response) = (a.conns[s], a.response);
-        self.eps[(conn * 2 + 1) as usize].write(response, false);
+        self.eps[(conn * 2 + 1) as usize].write(response, false, &self.tcp);
         self.out.clear();
         self.after_tcp(now, conn * 2 + 1);
         self.search_serve_next(now, app, server);
