@@ -12,7 +12,7 @@ from . import analysis, units
 
 # Resolved-scenario keys that say nothing a reader needs in a one-line
 # description (they are all in the report's full scenario listing).
-_QUIET = {"type", "dscp", "stagger", "pairing", "connections_per_responder"}
+_QUIET = {"type", "dscp", "stagger", "start_jitter", "pairing", "connections_per_responder"}
 
 
 def _value(v: Any) -> str:

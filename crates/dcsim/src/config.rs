@@ -2305,6 +2305,10 @@ pub struct Bulk {
     /// Flow k (in generation order) starts at start + k * stagger.
     #[serde(default)]
     pub stagger: DurV,
+    /// Plus a uniform random [0, start_jitter) drawn from the seed: breaks
+    /// the phase lock of senders started in the same picosecond.
+    #[serde(default)]
+    pub start_jitter: DurV,
     #[serde(default)]
     pub pairing: Pairing,
     /// The DSCP of the senders' packets (the class at a scheduler).

@@ -31,6 +31,7 @@ pub mod streams {
     pub const NDP_TRIM: u32 = 11;
     pub const NDP_PATHS: u32 = 12;
     pub const HOMA_PATHS: u32 = 13;
+    pub const BULK_START: u32 = 14;
 }
 
 /// Up to this many (switch, host) forwarding entries are kept as a plain

@@ -450,9 +450,11 @@ impl<'a> World<'a> {
         for (wi, w) in self.scenario.workload.iter().enumerate() {
             let wi = wi as u32;
             match w {
-                Workload::Bulk(Bulk { src, dst, size, start, stagger, pairing, dscp }) => {
+                Workload::Bulk(Bulk { src, dst, size, start, stagger, start_jitter, pairing, dscp }) => {
+                    let mut rng = Rng::stream(self.scenario.run.seed, StreamId { kind: streams::BULK_START, index: wi as u64 });
                     for (k, (s, d)) in bulk_pairs(src, dst, *pairing).into_iter().enumerate() {
-                        let at = SimTime::ZERO + start.0 + stagger.0.saturating_mul(k as u64);
+                        let jitter = if start_jitter.0 > Dur::ZERO { Dur(rng.below(start_jitter.0.ps())) } else { Dur::ZERO };
+                        let at = SimTime::ZERO + start.0 + stagger.0.saturating_mul(k as u64) + jitter;
                         self.add_bulk_flow(wi, s, d, *size, at, *dscp);
                     }
                 }
