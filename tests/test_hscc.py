@@ -173,11 +173,12 @@ def test_leafspine_websearch_quick_hscc_beats_red_ecn_at_60_percent(tmp_path):
     rows = [r for r in reproduce_quick("hscc-leafspine-websearch", tmp_path) if r["metric"] == "claim"]
     pairs = [json.loads(r["condition"]) for r in rows]
     accept = [r for r, c in zip(rows, pairs) if c["left"] == {"load": 0.6, "scheme": "HSCC"} and c["right"] == {"load": 0.6, "scheme": "TCP-RED-ECN"}]
-    # Over the five quick seeds every ratio is below 1 in every seed, and
-    # every interval excludes 1 (the small-flow mean's is the widest,
-    # [0.09, 0.49]: TCP-RED-ECN's mean spans 21-157 ms, HSCC's 13-16 ms).
+    # Over the five quick seeds the small-flow mean, the timeouts and the
+    # all-flow mean hold. The small-flow max is one 200 ms timeout or none:
+    # TCP-RED-ECN's is one in every seed, HSCC's in two of five (a few ms in
+    # the others), so its interval spans 1 although its mean ratio is 0.13.
     assert len(accept) == 4 and all(float(r["dcsim"]) < 1 for r in accept), accept
-    assert [r["verdict"] for r in accept] == ["holds"] * 4, accept
+    assert [r["verdict"] for r in accept] == ["holds", "inconclusive", "holds", "holds"], accept
 
 
 @pytest.mark.parametrize("name", ["hscc-dumbbell", "hscc-leafspine-datamining", "hscc-thresholds", "hscc-incast", "hscc-one-to-all"])

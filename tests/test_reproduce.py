@@ -121,6 +121,18 @@ def test_interval_and_verdict_over_seeds():
     # A seed without the measurement cannot hold.
     ref, _ = compare("t", spec, [seeds((100, 120))[0], [{"metric": "x_us", "k": 1, "value": None}, {"metric": "x_us", "k": 2, "value": 1}]])
     assert ref["verdict"] == "misses"
+    # A count of zero in one seed (no timeouts) leaves no logarithm: the ratio
+    # of the means, judged by the paired differences' interval. One seed's
+    # 0-against-2 does not outvote four seeds of fewer on the left...
+    _, claim = compare("t", spec, seeds((10, 20), (8, 18), (2, 0), (9, 19), (10, 21)))
+    assert abs(claim["dcsim"] - 0.5) < 1e-12 and claim["dcsim_lo"] < 0.5 < claim["dcsim_hi"] < 1
+    assert claim["verdict"] == "holds"
+    # ...nor does a zero on the left make a claim hold by itself.
+    _, claim = compare("t", spec, seeds((0, 20), (8, 18), (2, 0), (19, 9), (10, 21)))
+    assert claim["verdict"] == "inconclusive"
+    # Zero on the right in every seed: no ratio, and the claim misses.
+    _, claim = compare("t", spec, seeds((0, 0), (1, 0), (0, 0)))
+    assert claim["dcsim"] is None and claim["verdict"] == "misses"
 
 
 def test_all_runs_every_experiment_resumably_and_writes_a_summary(tmp_path, monkeypatch, capsys):

@@ -124,7 +124,7 @@ def interval(values: list[float], log: bool = False) -> tuple[float, float, floa
     that give the same value give a point."""
     from scipy import stats
 
-    if log and min(values) > 0:
+    if log:
         mean, lo, hi = interval([math.log(v) for v in values])
         return math.exp(mean), math.exp(lo), math.exp(hi)
     mean = statistics.fmean(values)
@@ -146,19 +146,44 @@ def verdict(lo: float, hi: float, low: float | None, high: float | None) -> str:
     return "inconclusive"
 
 
-def _row(name: str, claim: bool, metric: str, condition: dict[str, Any], values: list[float | None],
-         test: tuple[float | None, float | None], paper: float | None, tolerance: Any, note: str, source: str) -> dict[str, Any]:
-    """One comparison row from its per-seed values and its test [low, high]."""
+def _stats(values: list[float | None]) -> tuple[float | None, float | None, float | None]:
+    """The mean over seeds and its interval; no interval (the row misses)
+    when a seed lacks the measurement."""
     seen = [v for v in values if v is not None]
-    if len(seen) < len(values) or not seen:  # a seed without the measurement
-        mean, lo, hi, judged = (statistics.fmean(seen) if seen else None), None, None, "misses"
-    else:
-        mean, lo, hi = interval(seen, log=claim)
-        judged = verdict(lo, hi, *test)
+    if len(seen) < len(values) or not seen:
+        return (statistics.fmean(seen) if seen else None), None, None
+    return interval(seen)
+
+
+def _claim_stats(pairs: list[tuple[float | None, float | None]], below: float) -> tuple[float | None, float | None, float | None]:
+    """A claim's paired ratio left / right over seeds: the geometric mean and
+    its interval. Where a seed counts zero on one side (no timeouts, no missed
+    deadline) there is no logarithm: then the ratio of the means, with the
+    t-interval of the paired differences left - below x right divided by the
+    mean of right, so that the interval excludes `below` exactly when the
+    difference's interval excludes zero."""
+    if any(left is None or right is None for left, right in pairs):
+        seen = [left / right for left, right in pairs if left is not None and right]
+        return (statistics.fmean(seen) if seen else None), None, None
+    if all(left > 0 and right > 0 for left, right in pairs):
+        return interval([left / right for left, right in pairs], log=True)
+    mean_right = statistics.fmean(right for _, right in pairs)
+    if mean_right <= 0:  # zero in every seed on the right: the ratio is undefined
+        return None, None, None
+    _, lo, hi = interval([left - below * right for left, right in pairs])
+    return statistics.fmean(left for left, _ in pairs) / mean_right, below + lo / mean_right, below + hi / mean_right
+
+
+def _row(name: str, claim: bool, metric: str, condition: dict[str, Any], stats: tuple[float | None, float | None, float | None],
+         seeds: int, test: tuple[float | None, float | None], paper: float | None, tolerance: Any, note: str,
+         source: str) -> dict[str, Any]:
+    """One comparison row from its statistic over seeds and its test [low, high]."""
+    mean, lo, hi = stats
+    judged = "misses" if lo is None or hi is None else verdict(lo, hi, *test)
     ratio = mean if claim else (mean / paper if mean is not None and paper else None)
     return {"experiment": name, "metric": metric, "condition": json.dumps(condition), "paper": paper, "dcsim": mean,
             "ratio": ratio, "tolerance": tolerance, "holds": judged == "holds", "note": note, "source": source,
-            "seeds": len(values), "dcsim_lo": lo, "dcsim_hi": hi, "verdict": judged}
+            "seeds": seeds, "dcsim_lo": lo, "dcsim_hi": hi, "verdict": judged}
 
 
 def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -179,29 +204,26 @@ def compare(name: str, spec: dict[str, Any], replicas: list[list[dict[str, Any]]
         values = [_find(rows, ref["metric"], ref["condition"]) for rows in replicas]
         paper, tol = ref["paper"], ref["tolerance"]
         low, high = sorted((paper * (1 - tol), paper * (1 + tol)))
-        out.append(_row(name, False, ref["metric"], ref["condition"], values, (low, high), paper, tol,
+        out.append(_row(name, False, ref["metric"], ref["condition"], _stats(values), len(values), (low, high), paper, tol,
                         ref.get("note", ""), ref.get("source", default_source)))
     for claim in spec.get("claim", []):
         if not (ran(claim["left"]) and ran(claim["right"])):
             continue
         metric = claim.get("metric", "completion_us")
         # Paired: both conditions of the same seed, then the interval over seeds.
-        values = []
-        for rows in replicas:
-            left, right = _find(rows, metric, claim["left"]), _find(rows, metric, claim["right"])
-            values.append(left / right if left is not None and right else None)
+        pairs = [(_find(rows, metric, claim["left"]), _find(rows, metric, claim["right"])) for rows in replicas]
         below = claim["below"]
         # A ratio at the bound misses, as before: the claim is "below".
         test = (None, math.nextafter(below, -math.inf))
-        out.append(_row(name, True, "claim", {"left": claim["left"], "right": claim["right"]}, values, test,
-                        None, f"< {below}", claim["text"], claim.get("source", default_source)))
+        out.append(_row(name, True, "claim", {"left": claim["left"], "right": claim["right"]}, _claim_stats(pairs, below),
+                        len(pairs), test, None, f"< {below}", claim["text"], claim.get("source", default_source)))
     for bound in spec.get("bound", []):
         if not ran(bound["condition"]):
             continue
         values = [_find(rows, bound["metric"], bound["condition"]) for rows in replicas]
         lo, hi = bound.get("at_least"), bound.get("at_most")
         limits = " and ".join(t for t in (lo is not None and f">= {lo}", hi is not None and f"<= {hi}") if t)
-        row = _row(name, False, bound["metric"], bound["condition"], values, (lo, hi), None, limits, bound["text"],
+        row = _row(name, False, bound["metric"], bound["condition"], _stats(values), len(values), (lo, hi), None, limits, bound["text"],
                    bound.get("source", default_source))
         row["paper"] = bound.get("paper")
         out.append(row)
