@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import reproduce_quick
@@ -145,6 +147,29 @@ def test_presets_apply_before_overrides_and_unknown_presets_are_rejected(tmp_pat
     assert p.returncode == 2 and "preset: unknown preset 'x'" in p.stderr
     p = subprocess.run([sys.executable, "-m", "dcsim.cli", "presets"], capture_output=True, text=True)
     assert p.returncode == 0 and "hull/DCTCP-6K-Pacer" in p.stdout
+
+
+def test_hull_dynamic_small_responses_can_queue_behind_a_large_one_at_their_server():
+    # Seed 000's ns-2 driver issues 900 B and 10 MB requests as two Poisson
+    # processes, each in its own round robin (experiment scenario.toml). So
+    # some 900 B responses leave a server while its 10 MB response fills
+    # that server's NIC queue, and wait behind it: Table II's 99th 900 B FCT
+    # of the DCTCP schemes (800-965 us, 3-5x their 99th switch latency).
+    scenario = Path(dcsim.__file__).parent / "experiments" / "hull-dynamic" / "scenario.toml"
+    r = dcsim.run(str(scenario), preset="hull/DCTCP-30K",
+                  overrides={"workload[0].stop": "20s", "workload[1].stop": "20s", "run.duration": "25s"})
+    flows = [f for f in r.flows.to_pylist() if f["fct"] is not None]
+    large = [f for f in flows if f["bytes"] == 10_000_000]
+    small = [f for f in flows if f["bytes"] == 900]
+    assert len(large) > 20 and len(small) > 150
+
+    def behind_large(f):
+        return any(g["src"] == f["src"] and g["start"] <= f["start"] < g["end"] for g in large)
+
+    shared = [f["fct"] for f in small if behind_large(f)]
+    alone = [f["fct"] for f in small if not behind_large(f)]
+    assert shared and alone
+    assert statistics.median(shared) > 5 * statistics.median(alone), (statistics.median(shared), statistics.median(alone))
 
 
 def test_hull_dynamic_quick(tmp_path):

@@ -109,10 +109,15 @@ def _large_flow_cost(rows: Rows, key: str) -> Rows:
 
 def hull_dynamic(spec: dict[str, Any], folder: Path) -> Rows:
     scenario = str(folder / spec["scenario"])
+    # The load of the client's link, split between the 10 MB workload (0)
+    # and the 900 B one (1) so that requests are small_per_large to 1.
+    large = spec["large_bytes"]
+    small = spec["small_per_large"] * spec["small_bytes"]
     jobs: list[Job] = []
     for load in spec["loads"]:
         for scheme in spec["schemes"]:
-            ov = {"workload[0].load": load, "workload[0].stop": spec["stop"]}
+            ov = {"workload[0].load": load * large / (large + small), "workload[1].load": load * small / (large + small),
+                  "workload[0].stop": spec["stop"], "workload[1].stop": spec["stop"]}
             jobs.append(({"load": load, "scheme": scheme}, scenario, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_dynamic, spec)
     return rows + _large_flow_cost(rows, "load")
