@@ -107,17 +107,23 @@ def _large_flow_cost(rows: Rows, key: str) -> Rows:
     return out
 
 
-def hull_dynamic(spec: dict[str, Any], folder: Path) -> Rows:
-    scenario = str(folder / spec["scenario"])
-    # The load of the client's link, split between the 10 MB workload (0)
-    # and the 900 B one (1) so that requests are small_per_large to 1.
+def _dynamic_requests(first: int, load: float, spec: dict[str, Any]) -> dict[str, Any]:
+    """Overrides for §III-A's requests as the seed's driver issues them: two
+    streams, the 10 MB one in workload `first` and the 900 B one after it,
+    sharing `load` of the client's link so that small_per_large 900 B
+    requests go with each 10 MB one."""
     large = spec["large_bytes"]
     small = spec["small_per_large"] * spec["small_bytes"]
+    return {f"workload[{first}].load": load * large / (large + small), f"workload[{first + 1}].load": load * small / (large + small),
+            f"workload[{first}].stop": spec["stop"], f"workload[{first + 1}].stop": spec["stop"]}
+
+
+def hull_dynamic(spec: dict[str, Any], folder: Path) -> Rows:
+    scenario = str(folder / spec["scenario"])
     jobs: list[Job] = []
     for load in spec["loads"]:
         for scheme in spec["schemes"]:
-            ov = {"workload[0].load": load * large / (large + small), "workload[1].load": load * small / (large + small),
-                  "workload[0].stop": spec["stop"], "workload[1].stop": spec["stop"]}
+            ov = _dynamic_requests(0, load, spec)
             jobs.append(({"load": load, "scheme": scheme}, scenario, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_dynamic, spec)
     return rows + _large_flow_cost(rows, "load")
@@ -183,7 +189,9 @@ def _measure_search(r: Any, condition: dict[str, Any], spec: dict[str, Any]) -> 
         {"metric": "queue_latency_p99_us", "value": _pct(lat, 99)},
         {"metric": "queries", "value": len(queries)},
     ]
-    # Pacer association statistics of one server (host 1), per workload (seed 000 §III-B).
+    # Pacer association statistics of one server (host 1), per workload (seed
+    # 000 §III-B): the search responses and the 10 MB background requests,
+    # the seed's "background flow" (its driver's one connection per server).
     if r.pacer.num_rows:
         for wl, name in ((0, "search"), (1, "background")):
             sel = [p for p in r.pacer.to_pylist() if p["host"] == spec["pacer_host"] and p["workload"] == wl]
@@ -220,7 +228,7 @@ def hull_search(spec: dict[str, Any], folder: Path) -> Rows:
         for scheme in spec["schemes"]:
             ov = {"workload[0].stop": stop}
             if bg > 0:
-                ov |= {"workload[1].stop": stop, "workload[1].load": bg / 1000}
+                ov |= _dynamic_requests(1, bg / 1000, spec)
             jobs.append(({"background_mbps": bg, "scheme": scheme}, with_background if bg > 0 else alone, f"hull/{scheme}", ov))
     rows = _run_jobs(jobs, _measure_search, spec)
     with_bg = [bg for bg in spec["background_mbps"] if bg > 0]
