@@ -92,6 +92,21 @@ def test_the_quick_spec_replaces_keys_at_every_level():
                                 "case": {"a": {"stop": "32s", "background": False}, "b": {"stop": "16s"}}}
 
 
+def test_an_experiment_file_may_ask_for_more_seeds_and_the_command_line_overrides_it():
+    import tomllib
+
+    from dcsim.experiments import ROOT
+    from dcsim.reproduce import SEEDS, available, replicas_wanted
+
+    specs = {n: tomllib.loads((ROOT / n / "experiment.toml").read_text(encoding="utf-8")) for n in available()}
+    queue = specs["ecnsharp-queue"]
+    assert replicas_wanted(queue, None) == 20 and replicas_wanted(quick_spec(queue), None) == 5
+    assert replicas_wanted(queue, 3) == replicas_wanted(quick_spec(queue), 3) == 3
+    assert replicas_wanted(specs["hull-dynamic"], None) == replicas_wanted(quick_spec(specs["hull-dynamic"]), None) == SEEDS
+    # More seeds never shrink a quick version below the three.
+    assert all(replicas_wanted(quick_spec(s), None) >= 3 and replicas_wanted(s, None) >= SEEDS for s in specs.values())
+
+
 def test_interval_and_verdict_over_seeds():
     from dcsim.reproduce import compare, interval, verdict
 

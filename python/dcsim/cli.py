@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a reduced version (for CI)")
     p.add_argument("--out", default="dcsim-reproduce", help="output directory (default: ./dcsim-reproduce)")
     p.add_argument("--seeds", type=_whole("seeds", 1, 100), metavar="N",
-                   help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: 5)")
+                   help="replicas, each with its own seed; verdicts judge a 95 %% interval over them (default: the experiment's, 5 unless its file asks for more)")
     p.set_defaults(func=cmd_reproduce)
 
     p = command("sweep", help="run a parameter sweep (resumable)")

@@ -44,7 +44,9 @@ FIELDS = ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "toler
 # is an interval over seeds, never one run. Quick versions shrink the runs,
 # not the replicas: a 95 % t-interval over 3 seeds is twice as wide as over
 # 5 (t = 4.30 against 2.78), and 5 seeds cost 5/3 as much, where halving the
-# width with longer runs would cost four times as much.
+# width with longer runs would cost four times as much. An experiment's file
+# may ask for more (`seeds`, with `quick_seeds` for its quick version):
+# docs/reproduce.md, "Seeds and verdicts", says which do and why.
 SEEDS = 5
 
 # A metric's last word names its unit; ratios, fractions, counts have none.
@@ -253,9 +255,16 @@ def quick_spec(table: dict[str, Any]) -> dict[str, Any]:
     return full | {k.removeprefix("quick_"): v for k, v in table.items() if k.startswith("quick_")}
 
 
+def replicas_wanted(spec: dict[str, Any], seeds: int | None) -> int:
+    """How many seeds a run takes: --seeds, else the experiment file's
+    `seeds` (its quick version's `quick_seeds`), else SEEDS."""
+    return seeds or spec.get("seeds", SEEDS)
+
+
 def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: str | None = None) -> list[dict[str, Any]]:
     """Run the experiment (or one of its variants) on `seeds` replicas
-    (default: SEEDS), compare with the paper and write the outputs."""
+    (default: its file's `seeds`, else SEEDS), compare with the paper and
+    write the outputs."""
     folder = ROOT / name
     spec = tomllib.loads((folder / "experiment.toml").read_text(encoding="utf-8"))
     if variant:
@@ -264,7 +273,7 @@ def run(name: str, out: Path, quick: bool, seeds: int | None = None, variant: st
     if quick:
         spec = quick_spec(spec)
     runner, figure = RUNNERS[name]
-    n = seeds or SEEDS
+    n = replicas_wanted(spec, seeds)
     with shared_pool():
         # Seeds 1 and 2 first, to learn whether the seed enters anything the
         # experiment measures; then the rest, side by side.
@@ -404,7 +413,7 @@ def _fingerprint(name: str) -> str:
     return h.hexdigest()[:16]
 
 
-def _finished(dest: Path, quick: bool, requested: int, fingerprint: str) -> dict[str, Any] | None:
+def _finished(dest: Path, quick: bool, requested: int | None, fingerprint: str) -> dict[str, Any] | None:
     """The record of a completed run of this experiment with the same mode,
     seeds and inputs (run.json is written after every other output)."""
     try:
@@ -424,13 +433,12 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
     # diagnose full-mode misses and do not count toward a family's rows).
     names = available()
     todo = [(n, None) for n in names] + ([] if quick else [(n, v) for n in names for v in variants(n)])
-    requested = seeds or SEEDS
     records = []
     for k, (name, variant) in enumerate(todo, 1):
         label = run_name(name, variant)
         dest = out / label
         fingerprint = _fingerprint(name)
-        record = _finished(dest, quick, requested, fingerprint)
+        record = _finished(dest, quick, seeds, fingerprint)
         if record is not None:
             print(f"[{k}/{len(todo)}] {label}: finished before, kept", file=sys.stderr, flush=True)
         else:
@@ -444,7 +452,7 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
                       "inconclusive": verdicts.count("inconclusive"), "seeds": comparison[0]["seeds"] if comparison else 0,
                       "wall_s": round(time.perf_counter() - start, 1), "version": build,
                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      "quick": quick, "requested_seeds": requested, "fingerprint": fingerprint}
+                      "quick": quick, "requested_seeds": seeds, "fingerprint": fingerprint}
             _write_text(dest / "run.json", json.dumps(record, indent=1) + "\n")
         records.append(record)
     table = summary_table(records)
@@ -452,7 +460,7 @@ def run_all(out: Path, quick: bool, seeds: int | None) -> list[dict[str, Any]]:
     from .report import render
 
     _write_text(out / "index.html", render("reproduce_index.html.j2", title="dcsim reproductions", rows=table,
-                                            mode="quick" if quick else "full", seeds=requested))
+                                            mode="quick" if quick else "full", seeds=seeds))
     return table
 
 
