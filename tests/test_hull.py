@@ -188,3 +188,23 @@ def test_hull_dynamic_quick(tmp_path):
 def test_other_hull_reproductions_run_quick(name, tmp_path):
     rows = reproduce_quick(name, tmp_path)
     assert rows and all(r["dcsim"] not in ("", None) for r in rows), rows
+
+
+@pytest.mark.parametrize("name", ["hull-dynamic", "hull-search", "hull-static"])
+def test_every_hull_runner_applies_a_variants_per_scheme_keys(name, monkeypatch):
+    # A variant that changes one scheme (spec.scheme_overrides) must reach
+    # that scheme's runs and no other's: hull-dynamic's runner once ignored it.
+    import tomllib
+
+    from dcsim.experiments import ROOT, RUNNERS, hull
+
+    spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
+    changed = {"host.pacer": {"type": "hull", "p_assoc": 0.0}}
+    spec["scheme_overrides"] = spec.get("scheme_overrides", {}) | {"DCTCP-6K-Pacer": changed}
+    jobs = []
+    monkeypatch.setattr(hull, "_run_jobs", lambda js, measure, spec: jobs.extend(js) or [])
+    RUNNERS[name][0](spec, ROOT / name)
+    assert jobs
+    for condition, _, preset, overrides in jobs:
+        applied = overrides.get("host.pacer") == changed["host.pacer"]
+        assert applied == (condition["scheme"] == "DCTCP-6K-Pacer"), (condition, overrides)

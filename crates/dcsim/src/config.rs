@@ -1548,6 +1548,14 @@ pub struct HullPacerCfg {
     /// The pacer's own queue (associated flows only); arrivals beyond it are dropped.
     #[serde(default = "default_pacer_queue")]
     pub queue: QSize,
+    /// As seed 000's ns-2 `HullPacer`: the pacer sits after the host queue
+    /// and blocks it while it holds a packet, so every packet waits behind a
+    /// held one, the rate estimate counts what the pacer lets out, and its
+    /// queue term sees at most the held packet (reference §3.3). `queue` is
+    /// then the host queue's limit. Off: the seed's description (a FIFO of
+    /// associated packets only; everything else bypasses).
+    #[serde(default)]
+    pub holds_host_queue: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

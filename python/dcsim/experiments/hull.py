@@ -123,8 +123,8 @@ def hull_dynamic(spec: dict[str, Any], folder: Path) -> Rows:
     jobs: list[Job] = []
     for load in spec["loads"]:
         for scheme in spec["schemes"]:
-            ov = _dynamic_requests(0, load, spec)
-            jobs.append(({"load": load, "scheme": scheme}, scenario, f"hull/{scheme}", ov))
+            preset, changes = _scheme(spec, scheme)
+            jobs.append(({"load": load, "scheme": scheme}, scenario, preset, _dynamic_requests(0, load, spec) | changes))
     rows = _run_jobs(jobs, _measure_dynamic, spec)
     return rows + _large_flow_cost(rows, "load")
 
@@ -226,10 +226,11 @@ def hull_search(spec: dict[str, Any], folder: Path) -> Rows:
     jobs: list[Job] = []
     for bg in spec["background_mbps"]:
         for scheme in spec["schemes"]:
+            preset, changes = _scheme(spec, scheme)
             ov = {"workload[0].stop": stop}
             if bg > 0:
                 ov |= _dynamic_requests(1, bg / 1000, spec)
-            jobs.append(({"background_mbps": bg, "scheme": scheme}, with_background if bg > 0 else alone, f"hull/{scheme}", ov))
+            jobs.append(({"background_mbps": bg, "scheme": scheme}, with_background if bg > 0 else alone, preset, ov | changes))
     rows = _run_jobs(jobs, _measure_search, spec)
     with_bg = [bg for bg in spec["background_mbps"] if bg > 0]
     for base in ("TCP-Drop-tail", "DCTCP-30K"):

@@ -300,6 +300,7 @@ impl<'a> World<'a> {
         }
         let net_hosts = net.num_hosts;
         let net_ports = net.ports.len();
+        let nic_rates: Vec<dcsim_engine::Rate> = if s.host.pacer.is_some() { (0..net_hosts).map(|h| net.ports[net.nic(h) as usize].rate).collect() } else { Vec::new() };
         let mut w = World {
             scenario: s,
             q: match s.run.event_order {
@@ -338,7 +339,7 @@ impl<'a> World<'a> {
             class_rng: Rng::stream(s.run.seed, StreamId { kind: streams::RTT_VARIATION, index: 0 }),
             pacers: match &s.host.pacer {
                 Some(crate::config::Pacer::Hull(cfg)) => (0..net_hosts)
-                    .map(|h| HullPacer::new(cfg, Rng::stream(s.run.seed, StreamId { kind: streams::PACER, index: h as u64 })))
+                    .map(|h| HullPacer::new(cfg, nic_rates[h as usize], Rng::stream(s.run.seed, StreamId { kind: streams::PACER, index: h as u64 })))
                     .collect(),
                 None => Vec::new(),
             },
@@ -712,7 +713,7 @@ impl<'a> World<'a> {
                 }
                 pacer.scheduled = None;
                 let mut released = std::mem::take(&mut self.released);
-                pacer.release_due(now, &mut released);
+                pacer.release_due(now, &mut released, &mut self.pacer_flows);
                 let nic = self.net.nic(host);
                 for id in released.drain(..) {
                     self.enqueue(now, nic, id);
@@ -1192,7 +1193,7 @@ impl<'a> World<'a> {
     fn send_to_pacer(&mut self, now: SimTime, host: u32, id: PktId) {
         let pkt = self.pool.get(id);
         let (bytes, echo, ep) = (pkt.wire_bytes as u64, pkt.got_ecn_echo, pkt.conn * 2 + pkt.side as u32);
-        match self.pacers[host as usize].offer(now, id, bytes, echo, &mut self.pacer_flows[ep as usize]) {
+        match self.pacers[host as usize].offer(now, id, bytes, echo, ep, &mut self.pacer_flows) {
             Admit::Send => {
                 let nic = self.net.nic(host);
                 self.enqueue(now, nic, id);
