@@ -23,7 +23,7 @@ def test_ecnsharp_dwrr_shares_the_bottleneck_2_1_1_and_beats_tcn_on_short_flows(
 
 
 def test_ecnsharp_queue_ecn_sharp_keeps_a_shorter_queue_and_drops_less_than_codel(tmp_path):
-    # The full scale (100 senders, 4.5 s), five seeds, with the seed's ns-3
+    # The full scale (100 senders, 4.5 s), twenty seeds, with the seed's ns-3
     # fork's two segments per ACK (tcp.max_burst): ECN# drops fewer packets
     # than CoDel, keeps a shorter queue outside the bursts, CoDel reaches the
     # buffer, and ECN#'s last burst peaks near the seed's 318 packets, below

@@ -99,9 +99,15 @@ def test_an_experiment_file_may_ask_for_more_seeds_and_the_command_line_override
     from dcsim.reproduce import SEEDS, available, replicas_wanted
 
     specs = {n: tomllib.loads((ROOT / n / "experiment.toml").read_text(encoding="utf-8")) for n in available()}
+    static = specs["hull-static"]
+    assert replicas_wanted(static, None) == 20 and replicas_wanted(quick_spec(static), None) == 5
+    assert replicas_wanted(static, 3) == replicas_wanted(quick_spec(static), 3) == 3
+    # A quick version that runs the full version's runs runs its seeds too.
     queue = specs["ecnsharp-queue"]
-    assert replicas_wanted(queue, None) == 20 and replicas_wanted(quick_spec(queue), None) == 5
-    assert replicas_wanted(queue, 3) == replicas_wanted(quick_spec(queue), 3) == 3
+    assert replicas_wanted(queue, None) == replicas_wanted(quick_spec(queue), None) == 20
+    for name, spec in specs.items():
+        same_runs = {k: v for k, v in quick_spec(spec).items() if k != "seeds"} == {k: v for k, v in spec.items() if k not in ("seeds", "quick_seeds")}
+        assert not same_runs or replicas_wanted(quick_spec(spec), None) == replicas_wanted(spec, None), name
     assert replicas_wanted(specs["hull-dynamic"], None) == replicas_wanted(quick_spec(specs["hull-dynamic"]), None) == SEEDS
     # More seeds never shrink a quick version below the three.
     assert all(replicas_wanted(quick_spec(s), None) >= 3 and replicas_wanted(s, None) >= SEEDS for s in specs.values())

@@ -45,7 +45,8 @@ FIELDS = ["experiment", "metric", "condition", "paper", "dcsim", "ratio", "toler
 # not the replicas: a 95 % t-interval over 3 seeds is twice as wide as over
 # 5 (t = 4.30 against 2.78), and 5 seeds cost 5/3 as much, where halving the
 # width with longer runs would cost four times as much. An experiment's file
-# may ask for more (`seeds`, with `quick_seeds` for its quick version):
+# may ask for more (`seeds`, and `quick_seeds` for a quick version that
+# shrinks the runs; one that does not runs the same seeds):
 # docs/reproduce.md, "Seeds and verdicts", says which do and why.
 SEEDS = 5
 
