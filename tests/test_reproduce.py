@@ -113,6 +113,21 @@ def test_an_experiment_file_may_ask_for_more_seeds_and_the_command_line_override
     assert all(replicas_wanted(quick_spec(s), None) >= 3 and replicas_wanted(s, None) >= SEEDS for s in specs.values())
 
 
+def test_every_variant_resolves_and_one_written_once_is_shared():
+    import tomllib
+
+    from dcsim.experiments import ROOT
+    from dcsim.reproduce import available, variants
+
+    for name in available():
+        for label, v in variants(name).items():
+            assert v["name"] == label and v["why"] and ("spec" in v or "set" in v), (name, label)
+    # hull-search takes hull-dynamic's ns2-pacer (`like`) rather than repeating it.
+    written = tomllib.loads((ROOT / "hull-search" / "experiment.toml").read_text(encoding="utf-8"))["variant"]
+    assert {"name": "ns2-pacer", "like": "hull-dynamic"} in written
+    assert variants("hull-search")["ns2-pacer"] == variants("hull-dynamic")["ns2-pacer"]
+
+
 def test_interval_and_verdict_over_seeds():
     from dcsim.reproduce import compare, interval, verdict
 

@@ -237,9 +237,10 @@ def variants(name: str) -> dict[str, dict[str, Any]]:
     """The experiment's named variants ([[variant]] in experiment.toml): the
     same experiment with a few scenario keys (`set`) or runner parameters
     (`spec`) otherwise, to show what one modelled difference does to its
-    rows (docs/reproduce.md)."""
+    rows (docs/reproduce.md). A variant given as `like = "other-experiment"`
+    is that experiment's variant of the same name, written once there."""
     spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
-    return {v["name"]: v for v in spec.get("variant", [])}
+    return {v["name"]: variants(v["like"])[v["name"]] if "like" in v else v for v in spec.get("variant", [])}
 
 
 def run_name(name: str, variant: str | None) -> str:
@@ -406,8 +407,10 @@ def _fingerprint(name: str) -> str:
 
     h = hashlib.sha256(Path(_core.__file__).read_bytes())
     spec = tomllib.loads((ROOT / name / "experiment.toml").read_text(encoding="utf-8"))
-    # An experiment may run another's scenario files (scenario = "../x/...").
-    folders = sorted({ROOT / name, (ROOT / name / spec.get("scenario", ".")).resolve().parent})
+    # An experiment may run another's scenario files (scenario = "../x/...")
+    # and take another's variants (like = "x").
+    folders = sorted({ROOT / name, (ROOT / name / spec.get("scenario", ".")).resolve().parent,
+                      *(ROOT / v["like"] for v in spec.get("variant", []) if "like" in v)})
     for f in [Path(__file__), *sorted(Path(ROOT).glob("*.py")), *(g for d in folders for g in sorted(d.rglob("*")))]:
         if f.is_file():
             h.update(f.name.encode() + f.read_bytes())
@@ -500,7 +503,7 @@ def main(name: str | None, out: Path, quick: bool, list_only: bool, seeds: int |
         for n in names:
             spec = tomllib.loads((ROOT / n / "experiment.toml").read_text(encoding="utf-8"))
             print(f"{n:<{width}}  {spec['title']}\n{'':<{width}}  {spec['paper']}")
-            for v in spec.get("variant", []):
+            for v in variants(n).values():
                 print(f"{'':<{width}}  --variant {v['name']}: {v['why']}")
         return 0
     if name not in names:
