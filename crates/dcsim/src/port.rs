@@ -23,18 +23,19 @@ pub enum Capacity {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)] // what every frame counts in the first 64 bytes (Port's line 3)
 pub struct PortStats {
     pub enqueued: u64,
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    pub drops: u64,
-    /// Frames lost on the wire (random link loss).
-    pub link_losses: u64,
-    pub marks: u64,
-    /// Of `marks`, those set by the phantom queue.
-    pub pq_marks: u64,
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
+    pub marks: u64,
+    pub drops: u64,
+    /// Of `marks`, those set by the phantom queue.
+    pub pq_marks: u64,
+    /// Frames lost on the wire (random link loss).
+    pub link_losses: u64,
 }
 
 /// A switch's shared buffer with dynamic thresholds.
@@ -70,55 +71,18 @@ pub enum Offer {
     StartTx,
 }
 
+#[repr(C, align(64))]
 pub struct Port {
+    // Line 0: what a frame's every visit reads (a frame's path touches few
+    // lines of a 512-byte port: a large fabric's ports do not fit in L1).
     /// Node that owns the port and node at the other end of its link.
     pub node: u32,
     pub peer: u32,
-    pub rate: Rate,
-    pub delay: Dur,
-    pub capacity: Capacity,
-    pub aqm: Aqm,
-    /// The AQM acts at dequeue (TCN, ECN#, CoDel); a class's AQM is of the same kind.
-    dequeue_aqm: bool,
-    /// A phantom queue beside the port (HULL), if configured (boxed, as
-    /// HSCC's state: rarely present, so the hot Port stays small).
-    pub pq: Option<Box<PhantomQueue>>,
-    /// HSCC's relay and counters (switch ports), if configured.
-    pub hscc: Option<Box<Hscc>>,
-    /// PFC's pause state and ingress accounting, if configured.
-    pub pfc: Option<Box<PfcPort>>,
-    /// Per-class queues (strict priority or DWRR), if configured; else `queue`
-    /// is the port's one FIFO.
-    pub classes: Option<Box<Classes>>,
-    queue: VecDeque<PktId>,
-    /// Packets and bytes waiting, over all classes.
-    queue_len: u64,
-    queue_bytes: u64,
-    /// Frame being serialised, if any, and its wire bytes (kept here: with
-    /// `end_known_at_start` the frame may have arrived, been freed and its
-    /// slot reused by the time `settle` releases it).
-    pub transmitting: Option<PktId>,
-    transmitting_bytes: u64,
-    /// The frame being sent is a control frame (PFC PAUSE): it holds no buffer.
-    transmitting_control: bool,
-    /// Frames propagating on the link: (arrival time of the last bit, packet).
-    pub on_wire: VecDeque<(SimTime, PktId)>,
-    /// Random loss on the wire: probability and the port's own stream.
-    pub loss: Option<(f64, Rng)>,
-    /// Index of the switch's shared buffer, if it has one.
-    pub shared: Option<u32>,
-    /// The link is up (a failed link drops everything offered to it).
-    pub up: bool,
-    /// Bytes held by this port (waiting or being serialised), for the shared buffer.
-    held_bytes: u64,
     /// Nothing but the next frame's start happens at the end of a frame here
     /// (no random loss, link failure, shared buffer, HSCC, phantom queue,
     /// VOQ, TSQ or inter-frame gap): a frame goes on the wire when it starts, and its end
     /// needs an event only if another frame waits behind it.
     pub end_known_at_start: bool,
-    /// With `end_known_at_start`: the frame being serialised ends then, and
-    /// no TxDone event is pending for it (`settle` releases it lazily).
-    pub idle_at: Option<SimTime>,
     /// With `end_known_at_start` and one FIFO: a queued frame's start is
     /// fixed when it is queued (once the frames before it are sent), so it
     /// goes on the wire then and no frame's end needs an event; `settle`
@@ -129,17 +93,60 @@ pub struct Port {
     /// With `start_known_at_enqueue` and a marker at dequeue: a frame's
     /// mark is set as `settle` starts it, so its arrival settles the port.
     pub marks_lazily: bool,
+    /// The AQM acts at dequeue (TCN, ECN#, CoDel); a class's AQM is of the same kind.
+    dequeue_aqm: bool,
+    /// The link is up (a failed link drops everything offered to it).
+    pub up: bool,
+    /// The frame being sent is a control frame (PFC PAUSE): it holds no buffer.
+    transmitting_control: bool,
+    /// With `end_known_at_start`: the frame being serialised ends then, and
+    /// no TxDone event is pending for it (`settle` releases it lazily).
+    pub idle_at: Option<SimTime>,
+    /// When the last frame started or committed ends (ZERO: none yet).
+    pub busy_until: SimTime,
+    pub delay: Dur,
+    /// Frame being serialised, if any, and its wire bytes (kept here: with
+    /// `end_known_at_start` the frame may have arrived, been freed and its
+    /// slot reused by the time `settle` releases it).
+    pub transmitting: Option<PktId>,
+    transmitting_bytes: u64,
+    // Line 1: the frames committed to the wire and on it.
     /// With `start_known_at_enqueue`: the queued frames and their wire bytes
     /// (the frames may have arrived and been freed by the time they are
     /// settled).
     committed: VecDeque<(PktId, u64)>,
-    /// When the last frame started or committed ends (ZERO: none yet).
-    pub busy_until: SimTime,
+    /// Frames propagating on the link: (arrival time of the last bit, packet).
+    pub on_wire: VecDeque<(SimTime, PktId)>,
+    // Line 2: admission and serialisation.
+    pub capacity: Capacity,
+    /// Packets and bytes waiting, over all classes.
+    queue_len: u64,
+    queue_bytes: u64,
+    /// Bytes held by this port (waiting or being serialised), for the shared buffer.
+    held_bytes: u64,
+    /// A phantom queue beside the port (HULL), if configured (boxed, as
+    /// HSCC's state: rarely present, so the hot Port stays small).
+    pub pq: Option<Box<PhantomQueue>>,
+    pub rate: Rate,
+    // Then counters, the marker, and what only some configurations use.
+    pub stats: PortStats,
+    pub aqm: Aqm,
+    queue: VecDeque<PktId>,
+    /// Index of the switch's shared buffer, if it has one.
+    pub shared: Option<u32>,
     /// The inter-frame gap at this port's rate (link.framing; zero without).
     /// A port with a gap is never `end_known_at_start`: its frames' ends
     /// are TxDone events, and only that path waits out the gap.
     pub gap: Dur,
-    pub stats: PortStats,
+    /// HSCC's relay and counters (switch ports), if configured.
+    pub hscc: Option<Box<Hscc>>,
+    /// PFC's pause state and ingress accounting, if configured.
+    pub pfc: Option<Box<PfcPort>>,
+    /// Per-class queues (strict priority or DWRR), if configured; else `queue`
+    /// is the port's one FIFO.
+    pub classes: Option<Box<Classes>>,
+    /// Random loss on the wire: probability and the port's own stream.
+    pub loss: Option<(f64, Rng)>,
 }
 
 /// What became of a frame whose serialisation just ended.
