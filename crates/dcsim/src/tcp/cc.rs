@@ -33,12 +33,18 @@ pub enum EcnMode {
     Dctcp,
 }
 
+/// `repr(C)`, CUBIC's state last: the rest is what every ACK reads, in two
+/// cache lines (docs/benchmarks.md, 2026-11-29).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Cc {
     pub cwnd: u64,
     pub ssthresh: u64,
     mode: EcnMode,
     counting: CaCounting,
+    cwr_pending: bool,
+    /// An ECN reduction's window is still outstanding.
+    cwr_active: bool,
     /// Congestion-avoidance credit: bytes (CaCounting::Bytes) or segments
     /// (CaCounting::Segments) acknowledged since cwnd last grew.
     ca_acked: u64,
@@ -47,9 +53,6 @@ pub struct Cc {
     ca_partial: u64,
     /// No new ECN reduction until snd_una passes this (once per window).
     ecn_recover: u64,
-    cwr_pending: bool,
-    /// An ECN reduction's window is still outstanding.
-    cwr_active: bool,
     // DCTCP (RFC 8257 §3.3).
     pub alpha: f64,
     g: f64,

@@ -384,97 +384,37 @@ enum Recovery {
     Fast { recover: u64 },
 }
 
+/// Fields in the order a segment reads them (`repr(C)`): a fabric's open
+/// flows do not fit in the cache, and each line a segment touches is a miss
+/// (docs/benchmarks.md, 2026-11-29).
+#[repr(C)]
 pub struct Endpoint {
+    // Line 0: who it is, the negotiated options, flags and small counters
+    // (read by every segment).
     pub conn: u32,
-    pub side: u8,
     pub host: u32,
     pub peer_host: u32,
     pub flow_hash: u32,
-    /// DSCP of the packets this side sends (its flow's class; PIAS's tagging overrides it for data).
-    pub dscp: u8,
     /// Initial sequence number (only for the 32-bit wire view).
     pub isn: u32,
-    pub state: State,
-    pub established_at: Option<SimTime>,
-
-    // Negotiated options.
+    pub mss: u32,
+    dupacks: u32,
+    ts_recent: u32,
+    unacked_segments: u32,
+    /// tcp.max_burst: segments one ACK, timer or write may still send, and
+    /// the number each of them allows (u16::MAX: no limit, never counted).
+    burst_left: u16,
     sack_ok: bool,
     ts_ok: bool,
     ecn_ok: bool,
     window_scale_agreed: bool,
-    snd_scale: u8,
-    rcv_scale: u8,
-    pub mss: u32,
-
-    // Send side (stream offsets: SYN = 0, data from 1).
-    pub snd_una: u64,
-    snd_nxt: u64,
-    pub snd_max: u64,
-    /// One past the last byte the application has written.
-    app_end: u64,
-    /// Stream offsets where the previous and the current write began (the
-    /// message boundaries PIAS's tagging counts from).
-    msg_start: [u64; 2],
-    /// When the last send attempt ran, unless the application has written
-    /// since (then NEVER). Sending depends only on the connection's state,
-    /// so at the same instant with nothing new from the application (and no
-    /// TSQ limit) another attempt sends nothing.
-    tried: SimTime,
     fin_queued: bool,
-    snd_wnd: u64,
-    /// The segment that last set snd_wnd: its SEQ and ACK (RFC 9293 SND.WL1, SND.WL2).
-    snd_wl: (u64, u64),
-    pub cc: Cc,
-    dupacks: u32,
-    recovery: Recovery,
-    frto: Frto,
-    /// F-RTO's "recover" (RFC 5682 §2.1; "RecoveryPoint" in §3.1): while it
-    /// is at or above snd_una, a timeout's conventional recovery is under way.
-    frto_recover: u64,
-    /// snd_max at the last timeout: without SACK, no fast retransmit until
-    /// the cumulative ACK passes it (RFC 6582 §3.2 step 1 and §4.1; FreeBSD's
-    /// snd_recover, SEQ_LEQ), so that duplicate ACKs of the go-back-N resends
-    /// do not start one.
-    timeout_recover: u64,
     /// A NewReno partial ACK has restarted the timer in this recovery.
     partial_ack_restarted: bool,
-    bad_rexmit: Option<BadRexmit>,
-    scoreboard: RangeSet,
-    high_rxt: u64,
-    /// Retransmissions of this recovery: (start, end, snd_max when sent).
-    rexmits: Vec<(u64, u64, u64)>,
-    /// Retransmissions found lost, to send again.
-    relost: Vec<(u64, u64)>,
-    /// RACK-TLP's state (tcp.loss_detection = "rack_tlp" with SACK agreed).
-    rack: Option<Box<Rack>>,
-    /// RACK's reordering timer, or TLP's probe timer when `rack_probe`.
-    pub rack_timer: Timer,
     rack_probe: bool,
     syn_retransmitted: bool,
-    pub rtt: RttEstimator,
-    /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
-    arrear: Option<Box<Arrear>>,
-    /// Swift's windows (tcp.cc = "swift"), boxed likewise.
-    swift: Option<Box<Swift>>,
-    /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
-    timed: Option<(u64, u32)>,
-    /// Send times of segments in flight (every RTT clock but `ticks`).
-    send_log: SendLog,
-    pub rto_timer: Timer,
-
-    // Receive side.
-    pub rcv_nxt: u64,
-    ooo: RangeSet,
-    /// Most recently changed out-of-order blocks, newest first (RFC 2018 §4).
-    recent_blocks: [(u64, u64); MAX_SACK_BLOCKS],
-    /// A duplicate segment to report in the next ACK's first block (RFC 2883).
-    dsack_block: Option<(u64, u64)>,
-    fin_seq: Option<u64>,
-    ts_recent: u32,
-    last_ack_sent: u64,
     /// A segment with ACK has been sent (so a later one can repeat it).
     acked_anything: bool,
-    unacked_segments: u32,
     ack_now: bool,
     /// DCTCP: CE state of the last data packet (RFC 8257 §3.2).
     ce_state: bool,
@@ -482,20 +422,89 @@ pub struct Endpoint {
     ece_latched: bool,
     /// The last ACK this sender took had ECE (reported to a HULL pacer).
     last_ack_ece: bool,
-    /// When this side last sent a data segment (for the restart after idle).
-    last_data_sent: Option<SimTime>,
     /// The last send attempt stopped at the congestion window (for
     /// tcp.cwnd_validation).
     cwnd_limited: bool,
     /// The last send attempt stopped at the TSQ limit: the world calls
     /// flush again when this side's bytes leave the host.
     pub tsq_throttled: bool,
-    /// tcp.max_burst: segments one ACK, timer or write may still send, and
-    /// the number each of them allows (u16::MAX: no limit, never counted).
-    burst_left: u16,
-    pub delack_timer: Timer,
+    pub state: State,
+    pub side: u8,
+    /// DSCP of the packets this side sends (its flow's class; PIAS's tagging overrides it for data).
+    pub dscp: u8,
+    snd_scale: u8,
+    rcv_scale: u8,
 
+    // Line 1: the send sequence space (stream offsets: SYN = 0, data from 1).
+    pub snd_una: u64,
+    snd_nxt: u64,
+    pub snd_max: u64,
+    /// One past the last byte the application has written.
+    app_end: u64,
+    snd_wnd: u64,
+    /// The segment that last set snd_wnd: its SEQ and ACK (RFC 9293 SND.WL1, SND.WL2).
+    snd_wl: (u64, u64),
+    /// When the last send attempt ran, unless the application has written
+    /// since (then NEVER). Sending depends only on the connection's state,
+    /// so at the same instant with nothing new from the application (and no
+    /// TSQ limit) another attempt sends nothing.
+    tried: SimTime,
+
+    // Line 2: the receive side; line 3 its SACK blocks.
+    pub rcv_nxt: u64,
+    last_ack_sent: u64,
+    ooo: RangeSet,
+    /// A duplicate segment to report in the next ACK's first block (RFC 2883).
+    dsack_block: Option<(u64, u64)>,
+    /// Most recently changed out-of-order blocks, newest first (RFC 2018 §4).
+    recent_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+
+    // Line 4: recovery state every ACK reads.
+    recovery: Recovery,
+    fin_seq: Option<u64>,
+    /// When this side last sent a data segment (for the restart after idle).
+    last_data_sent: Option<SimTime>,
+    high_rxt: u64,
+    /// F-RTO's "recover" (RFC 5682 §2.1; "RecoveryPoint" in §3.1): while it
+    /// is at or above snd_una, a timeout's conventional recovery is under way.
+    frto_recover: u64,
+
+    // Lines 5-6: timers and the SACK scoreboard; line 7 the RTT estimator; then congestion control.
+    pub rto_timer: Timer,
+    pub delack_timer: Timer,
+    scoreboard: RangeSet,
+    /// RACK-TLP's state (tcp.loss_detection = "rack_tlp" with SACK agreed).
+    rack: Option<Box<Rack>>,
+    /// ARREAR's token state (tcp.arrear), boxed: most runs do not use it.
+    arrear: Option<Box<Arrear>>,
+    /// Swift's windows (tcp.cc = "swift"), boxed likewise.
+    swift: Option<Box<Swift>>,
+    pub rtt: RttEstimator,
+    pub cc: Cc,
+
+    // Then the counters, and what only some configurations or events use.
     pub stats: TcpStats,
+    /// Send times of segments in flight (every RTT clock but `ticks`).
+    send_log: SendLog,
+    /// Non-timestamp RTT timing: (sequence that must be acked, tick sent).
+    timed: Option<(u64, u32)>,
+    /// snd_max at the last timeout: without SACK, no fast retransmit until
+    /// the cumulative ACK passes it (RFC 6582 §3.2 step 1 and §4.1; FreeBSD's
+    /// snd_recover, SEQ_LEQ), so that duplicate ACKs of the go-back-N resends
+    /// do not start one.
+    timeout_recover: u64,
+    /// Stream offsets where the previous and the current write began (the
+    /// message boundaries PIAS's tagging counts from).
+    msg_start: [u64; 2],
+    /// RACK's reordering timer, or TLP's probe timer when `rack_probe`.
+    pub rack_timer: Timer,
+    frto: Frto,
+    bad_rexmit: Option<BadRexmit>,
+    /// Retransmissions of this recovery: (start, end, snd_max when sent).
+    rexmits: Vec<(u64, u64, u64)>,
+    /// Retransmissions found lost, to send again.
+    relost: Vec<(u64, u64)>,
+    pub established_at: Option<SimTime>,
 }
 
 const SEQ_DATA_START: u64 = 1;
