@@ -54,8 +54,6 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// For each node, the ports it owns.
     pub node_ports: Vec<Vec<u32>>,
-    /// The port on the other side of each port's link (the reverse direction).
-    pub reverse: Vec<u32>,
     /// Forwarding: for switch s (index s - num_hosts) and destination host h,
     /// a range (start, count) of `fib_ports`, the equal-cost next-hop ports.
     /// Small networks keep one entry per (switch, host) in `fib_dense`. Large
@@ -202,14 +200,22 @@ impl<'a> Builder<'a> {
         if let (NodeKind::Host, Some(RttVariation::PerHost(v))) = (self.net.kinds[a as usize], &self.scenario.host.rtt_variation) {
             delay += v.delays[a as usize % v.delays.len()].0;
         }
+        // A link's two ports are consecutive, the first even (`Network::reverse`).
         let pa = self.port_for(a, b, rate, delay);
         let pb = self.port_for(b, a, rate, delay);
-        self.net.reverse.push(pb);
-        self.net.reverse.push(pa);
+        debug_assert!(pa % 2 == 0 && pb == pa + 1);
     }
 }
 
 impl Network {
+    /// The port on the other side of `port`'s link (the reverse
+    /// direction): `connect` makes a link's two ports consecutive, the
+    /// first even, so no table is read on a frame's path.
+    #[inline(always)]
+    pub fn reverse(port: u32) -> u32 {
+        port ^ 1
+    }
+
     pub fn build(s: &Scenario) -> Network {
         let h = s.topology.num_hosts();
         let net = Network {
@@ -222,7 +228,6 @@ impl Network {
             spray_next: Vec::new(),
             ports: Vec::new(),
             node_ports: vec![Vec::new(); h as usize],
-            reverse: Vec::new(),
             fib_dense: Vec::new(),
             fib_runs: Vec::new(),
             fib_at: Vec::new(),
@@ -295,7 +300,7 @@ impl Network {
                     // What a search from `dst` would find: only the two
                     // hosts' own distances differ.
                     dist[dst] = 0;
-                    let back = self.reverse[self.node_ports[prev][0] as usize];
+                    let back = Network::reverse(self.node_ports[prev][0]);
                     dist[prev] = if self.ports[back as usize].up { 2 } else { u32::MAX };
                     true
                 }
@@ -404,7 +409,7 @@ impl Network {
     /// Returns the frames that were waiting on it; the caller frees them.
     pub fn set_link(&mut self, now: dcsim_engine::SimTime, port: u32, up: bool, pool: &crate::packet::PacketPool) -> Vec<crate::packet::PktId> {
         let mut dropped = Vec::new();
-        for p in [port, self.reverse[port as usize]] {
+        for p in [port, Network::reverse(port)] {
             let port = &mut self.ports[p as usize];
             port.up = up;
             if !up {
@@ -554,15 +559,15 @@ mod tests {
             // switch's searches.
             let pool = crate::packet::PacketPool::default();
             let fabric = net.node_ports[net.num_hosts as usize].iter().copied().find(|&p| net.kinds[net.ports[p as usize].peer as usize] == NodeKind::Switch).unwrap();
-            for port in [net.nic(1), net.reverse[net.nic(2) as usize], fabric] {
+            for port in [net.nic(1), Network::reverse(net.nic(2)), fabric] {
                 net.set_link(dcsim_engine::SimTime::ZERO, port, false, &pool);
                 assert_fib_is_shortest_paths(&net);
             }
             // One direction only: host 3's switch to host 3, and host 4 to its switch.
-            for port in [net.nic(1), net.reverse[net.nic(2) as usize], fabric] {
+            for port in [net.nic(1), Network::reverse(net.nic(2)), fabric] {
                 net.set_link(dcsim_engine::SimTime::ZERO, port, true, &pool);
             }
-            let back = net.reverse[net.nic(3) as usize];
+            let back = Network::reverse(net.nic(3));
             net.ports[back as usize].up = false;
             let nic4 = net.nic(4);
             net.ports[nic4 as usize].up = false;

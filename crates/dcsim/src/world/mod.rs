@@ -205,6 +205,8 @@ pub struct World<'a> {
     pool: PacketPool,
     /// Per switch (index node - num_hosts): frames waiting out the forwarding latency.
     fwd_line: Vec<VecDeque<(SimTime, PktId, u32)>>,
+    /// Some switch has a forwarding latency (else no frame reads the table).
+    switch_latency: bool,
     preamble: bool,
     tcp: TcpParams,
     eps: Vec<Endpoint>,
@@ -301,6 +303,7 @@ impl<'a> World<'a> {
         let net_hosts = net.num_hosts;
         let net_ports = net.ports.len();
         let nic_rates: Vec<dcsim_engine::Rate> = if s.host.pacer.is_some() { (0..net_hosts).map(|h| net.ports[net.nic(h) as usize].rate).collect() } else { Vec::new() };
+        let switch_latency = net.fwd_latency.iter().any(|&d| d > Dur::ZERO);
         let mut w = World {
             scenario: s,
             q: match s.run.event_order {
@@ -311,6 +314,7 @@ impl<'a> World<'a> {
             net,
             pool: PacketPool::default(),
             fwd_line: (0..switches).map(|_| VecDeque::new()).collect(),
+            switch_latency,
             preamble: s.link.framing.preamble(),
             tcp: TcpParams::from_scenario(s),
             eps: Vec::new(),
@@ -673,14 +677,15 @@ impl<'a> World<'a> {
                     return;
                 }
                 if !self.captures.is_empty() {
-                    self.capture(now, self.net.reverse[port as usize], id);
+                    self.capture(now, Network::reverse(port), id);
                 }
                 if self.pfc.is_some() && self.pool.get(id).kind == FrameKind::Pause {
                     return self.pfc_receive(now, port, id);
                 }
-                match self.net.kinds[node as usize] {
-                    NodeKind::Host => self.deliver(now, node, id),
-                    NodeKind::Switch => self.switch_receive(now, node, self.net.reverse[port as usize], id),
+                if node < self.net.num_hosts {
+                    self.deliver(now, node, id)
+                } else {
+                    self.switch_receive(now, node, Network::reverse(port), id)
                 }
             }
             Ev::SwitchOut(sw) => {
@@ -805,7 +810,7 @@ impl<'a> World<'a> {
         if !self.voqs.is_empty() {
             return self.voq_receive(now, sw, in_port, port, id);
         }
-        let latency = self.net.fwd_latency[(sw - self.net.num_hosts) as usize];
+        let latency = if self.switch_latency { self.net.fwd_latency[(sw - self.net.num_hosts) as usize] } else { Dur::ZERO };
         if latency == Dur::ZERO {
             self.enqueue(now, port, id);
         } else {

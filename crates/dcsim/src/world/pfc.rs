@@ -191,7 +191,7 @@ impl World<'_> {
         let (class, quanta) = (pkt.dscp as usize, pkt.pause_quanta);
         self.pool.free(id);
         self.packets_delivered += 1;
-        let target = self.net.reverse[port as usize];
+        let target = Network::reverse(port);
         let run = self.pfc.as_mut().expect("PFC");
         let from = now + run.response;
         let p = &mut self.net.ports[target as usize];
