@@ -203,7 +203,7 @@ impl<'a> Builder<'a> {
         // A link's two ports are consecutive, the first even (`Network::reverse`).
         let pa = self.port_for(a, b, rate, delay);
         let pb = self.port_for(b, a, rate, delay);
-        debug_assert!(pa % 2 == 0 && pb == pa + 1);
+        assert!(pa % 2 == 0 && pb == pa + 1, "a link's ports are a pair");
     }
 }
 
