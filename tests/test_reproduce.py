@@ -102,12 +102,16 @@ def test_an_experiment_file_may_ask_for_more_seeds_and_the_command_line_override
     static = specs["hull-static"]
     assert replicas_wanted(static, None) == 20 and replicas_wanted(quick_spec(static), None) == 5
     assert replicas_wanted(static, 3) == replicas_wanted(quick_spec(static), 3) == 3
-    # A quick version that runs the full version's runs runs its seeds too.
+    # A quick version that runs the full version's runs runs its seeds too,
+    # but where 20 seeds would not fit quick mode's 15 minutes (hscc-incast's
+    # take 4: docs/reproduce.md, "Seeds and verdicts").
     queue = specs["ecnsharp-queue"]
     assert replicas_wanted(queue, None) == replicas_wanted(quick_spec(queue), None) == 20
+    too_dear_for_quick = {"hscc-incast"}
     for name, spec in specs.items():
         same_runs = {k: v for k, v in quick_spec(spec).items() if k != "seeds"} == {k: v for k, v in spec.items() if k not in ("seeds", "quick_seeds")}
-        assert not same_runs or replicas_wanted(quick_spec(spec), None) == replicas_wanted(spec, None), name
+        same_seeds = replicas_wanted(quick_spec(spec), None) == replicas_wanted(spec, None)
+        assert not same_runs or same_seeds == (name not in too_dear_for_quick), name
     assert replicas_wanted(specs["hull-dynamic"], None) == replicas_wanted(quick_spec(specs["hull-dynamic"]), None) == SEEDS
     # More seeds never shrink a quick version below the three.
     assert all(replicas_wanted(quick_spec(s), None) >= 3 and replicas_wanted(s, None) >= SEEDS for s in specs.values())
