@@ -79,8 +79,8 @@ pub struct Port {
     pub node: u32,
     pub peer: u32,
     /// Nothing but the next frame's start happens at the end of a frame here
-    /// (no random loss, link failure, shared buffer, HSCC, phantom queue,
-    /// VOQ, TSQ or inter-frame gap): a frame goes on the wire when it starts, and its end
+    /// (no random loss, link failure, shared buffer, phantom queue, VOQ,
+    /// TSQ or inter-frame gap): a frame goes on the wire when it starts, and its end
     /// needs an event only if another frame waits behind it.
     pub end_known_at_start: bool,
     /// With `end_known_at_start` and one FIFO: a queued frame's start is
@@ -99,6 +99,9 @@ pub struct Port {
     pub up: bool,
     /// The frame being sent is a control frame (PFC PAUSE): it holds no buffer.
     transmitting_control: bool,
+    /// HSCC's relay hears this port's queue (`hscc` is set): the lazy paths
+    /// read this flag, on the line they read anyway, rather than the box.
+    relay: bool,
     /// With `end_known_at_start`: the frame being serialised ends then, and
     /// no TxDone event is pending for it (`settle` releases it lazily).
     pub idle_at: Option<SimTime>,
@@ -189,6 +192,7 @@ impl Port {
             up: true,
             held_bytes: 0,
             end_known_at_start: false,
+            relay: false,
             idle_at: None,
             start_known_at_enqueue: false,
             marks_lazily: false,
@@ -208,6 +212,12 @@ impl Port {
         }
     }
 
+    /// Give the port HSCC's relay, which hears its queue.
+    pub fn set_hscc(&mut self, hscc: Hscc) {
+        self.hscc = Some(Box::new(hscc));
+        self.relay = true;
+    }
+
     /// Packets waiting (not counting the one being serialised).
     #[inline]
     pub fn queue_packets(&self) -> u64 {
@@ -220,7 +230,7 @@ impl Port {
 
     /// `offer` at a port that starts its frames lazily
     /// (`start_known_at_enqueue`: one FIFO, link always up, no phantom
-    /// queue, HSCC, shared buffer or sojourn-time AQM; a marker at dequeue
+    /// queue, shared buffer or sojourn-time AQM; a marker at dequeue
     /// judges each frame as `settle` starts it): the same admission without
     /// the branches that cannot apply there.
     #[inline]
@@ -237,7 +247,8 @@ impl Port {
             Verdict::Enqueue => {}
         }
         pkt.enqueued_at = now;
-        if !self.fits(size, 0.0) {
+        let fits = if self.relay { self.fits(size, self.hscc_reserve(pkt)) } else { self.fits(size, 0.0) };
+        if !fits {
             self.stats.drops += 1;
             return Offer::Dropped { evicted: 0 };
         }
@@ -252,7 +263,19 @@ impl Port {
         self.busy_until += self.rate.tx_time(size);
         self.committed.push_back((id, size));
         self.count_queued(size);
+        if self.relay {
+            self.queue_changed(now);
+        }
         Offer::Queued { evicted: 0 }
+    }
+
+    /// HSCC's sigma: data may not use the top of the buffer (control packets may).
+    #[inline]
+    fn hscc_reserve(&self, pkt: &Packet) -> f64 {
+        match &self.hscc {
+            Some(h) if pkt.payload > 0 => h.control_reserve,
+            _ => 0.0,
+        }
     }
 
     #[inline]
@@ -279,11 +302,7 @@ impl Port {
         let view = QueueView { packets: self.queue_len, bytes: self.queue_bytes };
         let pkt = pool.get_mut(id);
         let size = pkt.wire_bytes as u64;
-        // HSCC's sigma: data may not use the top of the buffer (control packets may).
-        let reserve = match &self.hscc {
-            Some(h) if pkt.payload > 0 => h.control_reserve,
-            _ => 0.0,
-        };
+        let reserve = self.hscc_reserve(pkt);
         if self.pq.as_ref().is_some_and(|q| q.placement == PqPlacement::Arrival) {
             self.pass_phantom(now, pkt);
         }
@@ -604,6 +623,9 @@ impl Port {
         while let Some((id, bytes)) = self.committed.pop_front() {
             self.queue_len -= 1;
             self.queue_bytes -= bytes;
+            if self.relay {
+                self.queue_changed(t);
+            }
             if self.dequeue_aqm {
                 self.judge_departure(t, id, 0, pool);
             }

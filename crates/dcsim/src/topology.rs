@@ -120,7 +120,7 @@ impl<'a> Builder<'a> {
                 QSize::Packets(n) => (n, n * s.max_frame_bytes()),
                 QSize::Bytes(n) => (n, n),
             };
-            port.hscc = Some(Box::new(Hscc::new(h, capacity, bytes)));
+            port.set_hscc(Hscc::new(h, capacity, bytes));
         }
         if let (NodeKind::Switch, Some(sched)) = (self.net.kinds[node as usize], &s.switch.scheduler) {
             // Each class's AQM has its own random stream.

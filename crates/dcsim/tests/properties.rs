@@ -19,6 +19,7 @@ struct Case {
     timestamps: bool,
     delack: bool,
     nagle: bool,
+    hscc: bool,
     mtu: u32,
     flows: Vec<(u32, u32, u64, u64)>,
     incast: Option<(u32, u64, u32)>,
@@ -28,13 +29,13 @@ struct Case {
 fn case() -> impl Strategy<Value = Case> {
     (
         (any::<bool>(), 3u32..7, 2u32..40, 0u8..4),
-        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         prop_oneof![Just(1500u32), Just(9000), Just(576)],
         proptest::collection::vec((0u32..100, 0u32..100, 1u64..200_000, 0u64..2000), 1..6),
         proptest::option::of((2u32..6, 1u64..60_000, 1u32..4)),
         any::<u64>(),
     )
-        .prop_map(|((dumbbell, hosts, buffer, aqm), (dctcp, sack, timestamps, delack, nagle), mtu, flows, incast, seed)| Case {
+        .prop_map(|((dumbbell, hosts, buffer, aqm), (dctcp, sack, timestamps, delack, nagle, hscc), mtu, flows, incast, seed)| Case {
             dumbbell,
             hosts,
             buffer,
@@ -44,6 +45,7 @@ fn case() -> impl Strategy<Value = Case> {
             timestamps,
             delack,
             nagle,
+            hscc,
             mtu,
             flows,
             incast,
@@ -72,6 +74,8 @@ fn scenario_text(c: &Case) -> String {
         3 => format!("{{ type = \"dctcp\", k = \"{}B\", at = \"dequeue\" }}", (c.buffer / 2).max(1) * c.mtu),
         _ => format!("{{ type = \"red\", min_th = \"{}pkt\", max_th = \"{}pkt\", max_p = 0.2, weight = 0.2 }}", c.buffer / 4, c.buffer / 4 + 2),
     };
+    // HSCC's relay at every switch port, with a reserve for control packets.
+    let hscc = if c.hscc { "hscc = { control_reserve = 0.1 }\n" } else { "" };
     let mut w = String::new();
     for &(s, d, bytes, start_us) in &c.flows {
         let (s, mut d) = (s % c.hosts, d % c.hosts);
@@ -85,7 +89,7 @@ fn scenario_text(c: &Case) -> String {
         w += &format!("[[workload]]\ntype = \"incast\"\nquerier = 0\nresponders = \"1..{}\"\nresponse_size = \"{size}B\"\nrounds = {rounds}\n", n + 1);
     }
     format!(
-        "[run]\nseed = {}\nduration = \"20s\"\n[topology]\n{topo}\n[link]\nmtu = {}\n[switch]\nbuffer = \"{}pkt\"\naqm = {aqm}\n[tcp]\ncc = \"{}\"\necn = true\nsack = {}\ntimestamps = {}\nnagle = {}\nmin_rto = \"1ms\"\ninitial_rto = \"3ms\"\ndelayed_ack = {{ enabled = {}, count = 2, timeout = \"1ms\" }}\n[output]\nqueue_sample_interval = \"0s\"\n{w}",
+        "[run]\nseed = {}\nduration = \"20s\"\n[topology]\n{topo}\n[link]\nmtu = {}\n[switch]\nbuffer = \"{}pkt\"\naqm = {aqm}\n{hscc}[tcp]\ncc = \"{}\"\necn = true\nsack = {}\ntimestamps = {}\nnagle = {}\nmin_rto = \"1ms\"\ninitial_rto = \"3ms\"\ndelayed_ack = {{ enabled = {}, count = 2, timeout = \"1ms\" }}\n[output]\nqueue_sample_interval = \"0s\"\n{w}",
         c.seed,
         c.mtu,
         c.buffer,

@@ -407,7 +407,6 @@ impl<'a> World<'a> {
                 && p.gap == Dur::ZERO
                 && p.loss.is_none()
                 && p.shared.is_none()
-                && p.hscc.is_none()
                 && p.pq.is_none()
                 && p.pfc.is_none()
                 && !(host_port && w.tsq_limit > 0)
@@ -421,6 +420,8 @@ impl<'a> World<'a> {
             // first in their picosecond. A capture records each frame as it
             // starts: that needs the start as an event (and changes nothing else).
             // HPCC stamps each frame as it starts: that needs the start as an event.
+            // HSCC's relay hears the queue as `settle` starts each frame, and
+            // an ACK settles the port before it reads the relay.
             // DCTCP's step at dequeue judges only the bytes behind a frame as
             // it starts, which `settle` knows (in the scheduled order: a split
             // run mails a frame when it is wired, before it starts).
@@ -805,7 +806,7 @@ impl<'a> World<'a> {
             return;
         };
         if self.scenario.switch.hscc.is_some() {
-            self.hscc_forward(in_port, port, id);
+            self.hscc_forward(now, in_port, port, id);
         }
         if !self.voqs.is_empty() {
             return self.voq_receive(now, sw, in_port, port, id);
@@ -893,7 +894,11 @@ impl<'a> World<'a> {
     /// through it; SYN-ACKs only with `syn_ack`) to the CBR window, reading
     /// the sender's scale from the shim's reserved bits. The bits are
     /// cleared at the last hop.
-    fn hscc_forward(&mut self, in_port: u32, out_port: u32, id: PktId) {
+    fn hscc_forward(&mut self, now: SimTime, in_port: u32, out_port: u32, id: PktId) {
+        let back = &mut self.net.ports[in_port as usize];
+        if back.end_known_at_start {
+            back.settle(now, &mut self.pool); // the relay hears the frames started by now
+        }
         let pkt = self.pool.get_mut(id);
         if let Some(h) = &mut self.net.ports[out_port as usize].hscc {
             h.flows += pkt.has(flags::SYN) as i64 - pkt.has(flags::FIN) as i64;
